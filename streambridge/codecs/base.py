@@ -1,0 +1,438 @@
+"""The machinery every codec shares: sans-IO decoder and encoder state machines.
+
+A decoder turns wire bytes into events: ``feed`` any chunking, ``close`` at end of input. It
+enforces one terminal (synthesising an error terminal for a truncated stream), fills the
+terminal's assembled text and turns bad frames into :class:`~streambridge.events.Malformed`
+events (lenient) or raises :class:`StreamError` (strict).
+
+An encoder turns events into bytes. It writes its protocol's preamble, nothing after the
+terminal, and a terminal on ``close`` if none came. When its protocol cannot say all of an
+event it writes a *carrier*: a data part in the protocol's escape hatch holding the whole event
+(streambridge's own JSON) and how many of the following frames render it, so that the same
+protocol's decoder restores the event exactly (the cross-trip law). See docs/design.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Iterable
+from typing import ClassVar
+
+import msgspec
+from msgspec import UNSET, Raw, UnsetType
+
+from ..events import (
+    DataPart,
+    Event,
+    Failure,
+    Malformed,
+    RunStatus,
+    Terminal,
+    TextDelta,
+    decode_event,
+    encode_event,
+)
+from .framing import DEFAULT_MAX_EVENT_SIZE, Frame, Framing, make_parser, ndjson_frame, sse_frame
+
+log = logging.getLogger("streambridge")
+
+TRUNCATED_MESSAGE = "The stream ended without a terminal event."
+TRUNCATED_CODE = "truncated"
+
+
+class StreamError(ValueError):
+    """Bad input in strict mode: names the frame number, the byte offset and what was expected."""
+
+    def __init__(self, codec: str, frame: int, offset: int, expected: str, raw: bytes = b"") -> None:
+        self.codec = codec
+        self.frame = frame
+        self.offset = offset
+        self.expected = expected
+        self.raw = raw
+        super().__init__(f"{codec}: frame {frame} at byte {offset}: {expected}")
+
+
+class FrameProblem(Exception):
+    """Raised inside a codec's frame decoder; the base class decides lenient vs strict."""
+
+
+class _Carrier(msgspec.Struct):
+    event: Raw
+    covers: int = 0
+
+
+_carrier_decoder = msgspec.json.Decoder(_Carrier)
+_envelope_decoder = msgspec.json.Decoder(dict[str, Raw])
+_str_decoder = msgspec.json.Decoder(str)
+json_encode = msgspec.json.Encoder().encode
+
+
+def decode_envelope(data: bytes, frame: Frame) -> dict[str, Raw]:
+    """The frame as a mapping of raw members; a :class:`FrameProblem` if it is no JSON object."""
+    try:
+        return _envelope_decoder.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise FrameProblem(f"expected one JSON object ({exc})") from None
+
+
+def raw_str(raw: Raw | None) -> str | None:
+    """A raw JSON member as a Python string, or None when it is no JSON string."""
+    if raw is None:
+        return None
+    try:
+        return _str_decoder.decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def splice_extra(payload: bytes, extra: dict[str, Raw]) -> bytes:
+    """Append unknown members to an encoded JSON object, in their received order."""
+    members = b",".join(json_encode(k) + b":" + bytes(v) for k, v in extra.items())
+    if payload == b"{}":
+        return b"{" + members + b"}"
+    return payload[:-1] + b"," + members + b"}"
+
+
+def split_extra(
+    envelope: dict[str, Raw], known: frozenset[str]
+) -> tuple[bytes, dict[str, Raw]]:
+    """Known members re-encoded as one object, and the unknown ones apart (order kept)."""
+    known_part = {k: v for k, v in envelope.items() if k in known}
+    extra = {k: v for k, v in envelope.items() if k not in known}
+    return json_encode(known_part), extra
+
+
+_any_decoder = msgspec.json.Decoder()
+
+
+def parse_arguments(arguments: str | UnsetType) -> tuple[Raw, bool]:
+    """A tool input from raw argument text: the text itself when it is JSON, else ``{}``.
+
+    The flag says whether the text survives (it does when it is JSON, kept byte for byte)."""
+    if arguments is UNSET:
+        return Raw(b"{}"), False
+    data = arguments.encode()
+    try:
+        _any_decoder.decode(data)
+    except msgspec.DecodeError:
+        return Raw(b"{}"), False
+    return Raw(data), True
+
+
+def decode_known(
+    cls: type[msgspec.Struct], known: bytes, lenient: msgspec.json.Decoder, kind: str, codec: str
+) -> msgspec.Struct:
+    """Decode the known members of a frame whose unknown top-level members were set apart.
+
+    Unknown members nested deeper cannot be placed back; they are dropped with a warning.
+    """
+    try:
+        return msgspec.json.decode(known, type=cls)
+    except msgspec.ValidationError:
+        pass
+    try:
+        wire = lenient.decode(known)
+    except msgspec.ValidationError as exc:
+        raise FrameProblem(f"a valid {kind!r} frame ({exc})") from None
+    log.warning("%s: unknown fields inside a %r frame were dropped", codec, kind)
+    return wire
+
+
+_LENIENT_BASES: dict[type, type] = {}
+
+
+def lenient_decoders(types: dict[str, type[msgspec.Struct]]) -> dict[str, msgspec.json.Decoder]:
+    """Per-kind decoders that ignore unknown members (for nested unknown fields)."""
+    decoders = {}
+    for kind, cls in types.items():
+        lenient = msgspec.defstruct(cls.__name__, [], bases=(cls,), forbid_unknown_fields=False)
+        _LENIENT_BASES[lenient] = cls
+        decoders[kind] = msgspec.json.Decoder(lenient)
+    return decoders
+
+
+def base_type(wire: object) -> type:
+    """The wire class of a decoded frame (a lenient decoder's subclass maps to its base)."""
+    t = type(wire)
+    return _LENIENT_BASES.get(t, t)
+
+
+def derived_id(prefix: str, first: Event) -> str:
+    """A deterministic id for something the source lacks: same input, same id."""
+    return prefix + hashlib.sha1(encode_event(first)).hexdigest()[:12]
+
+
+class Decoder:
+    """Base of every codec decoder. Subclasses implement :meth:`_decode`."""
+
+    codec: ClassVar[str] = ""
+    default_framing: ClassVar[Framing] = "sse"
+
+    def __init__(
+        self,
+        framing: Framing | None = None,
+        *,
+        strict: bool = False,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+    ) -> None:
+        self.framing: Framing = framing or self.default_framing
+        self.strict = strict
+        self._parser = make_parser(self.framing, max_event_size)
+        self._terminated = False
+        self._covering = 0
+        self._cover_next = 0
+        self._text: list[str] = []
+        self._after_terminal = 0
+
+    # -- public API ---------------------------------------------------------------------
+
+    def feed(self, data: bytes) -> list[Event]:
+        out: list[Event] = []
+        for frame in self._parser.feed(data):
+            self._frame(frame, out)
+        if self._parser.problems:
+            self._framing_problems(out)
+        return out
+
+    def close(self) -> list[Event]:
+        out: list[Event] = []
+        for frame in self._parser.close():
+            self._frame(frame, out)
+        self._framing_problems(out)
+        self._finish(out)
+        if not self._terminated:
+            if self.strict:
+                raise StreamError(
+                    self.codec, self._parser._index, self._parser._pos, "a terminal event before the end of input"
+                )
+            log.warning("%s: input ended without a terminal event", self.codec)
+            self._push(self._truncation_terminal(), out)
+        return out
+
+    @property
+    def terminated(self) -> bool:
+        return self._terminated
+
+    # -- for subclasses -----------------------------------------------------------------
+
+    def _decode(self, frame: Frame) -> list[Event]:
+        raise NotImplementedError
+
+    def _finish(self, out: list[Event]) -> None:
+        """End of input: flush anything held back."""
+
+    def _truncation_terminal(self) -> Terminal:
+        return Terminal(
+            synthetic=True,
+            status="error",
+            failure=Failure(status="error", message=TRUNCATED_MESSAGE, code=TRUNCATED_CODE, recoverable=True),
+        )
+
+    def _carrier(self, body: bytes, frame: Frame) -> Event:
+        """Restore an event a streambridge encoder carried in this protocol's escape hatch."""
+        try:
+            carrier = _carrier_decoder.decode(body)
+            event = decode_event(carrier.event)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise FrameProblem(f"a streambridge data part with a valid event ({exc})") from None
+        self._cover_next = max(carrier.covers, 0)
+        return event
+
+    def _unknown(self, name: str, frame: Frame, message_id: str | None = None) -> DataPart:
+        """An unknown kind: kept whole, verbatim."""
+        part = DataPart(name=name, origin=self.codec, data=Raw(frame.data))
+        if message_id is not None:
+            part.message_id = message_id
+        return part
+
+    def _push(self, event: Event, out: list[Event]) -> None:
+        if self._terminated:
+            self._after_terminal += 1
+            log.warning("%s: %s event after the terminal event ignored", self.codec, type(event).__name__)
+            return
+        kind = type(event)
+        if kind is TextDelta:
+            if event.message_id is UNSET:
+                self._text.append(event.text)  # type: ignore[attr-defined]
+        elif kind is Terminal:
+            self._terminated = True
+            if event.text is UNSET and event.message_id is UNSET:  # type: ignore[attr-defined]
+                event.text = "".join(self._text)  # type: ignore[attr-defined]
+        out.append(event)
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _frame(self, frame: Frame, out: list[Event]) -> None:
+        if self._covering:
+            self._covering -= 1
+            try:  # decoded for the codec's state only: the carried event replaces it
+                self._decode(frame)
+            except FrameProblem:
+                pass
+            return
+        try:
+            events = self._decode(frame)
+        except FrameProblem as exc:
+            self._bad_frame(frame, str(exc), out)
+            return
+        if self._cover_next:
+            self._covering, self._cover_next = self._cover_next, 0
+        if self._terminated:
+            if self.strict:
+                raise StreamError(self.codec, frame.index, frame.offset, "nothing after the terminal event", frame.data)
+        for event in events:
+            self._push(event, out)
+
+    def _bad_frame(self, frame: Frame, expected: str, out: list[Event]) -> None:
+        if self.strict:
+            raise StreamError(self.codec, frame.index, frame.offset, expected, frame.data)
+        text = frame.data.decode("utf-8", "replace")
+        log.warning("%s: frame %d at byte %d: %s", self.codec, frame.index, frame.offset, expected)
+        self._push(Malformed(raw=text, error=expected, frame=frame.index, offset=frame.offset), out)
+
+    def _framing_problems(self, out: list[Event]) -> None:
+        problems = self._parser.problems
+        while problems:
+            p = problems.pop(0)
+            frame = Frame(p.raw, index=p.index, offset=p.offset)
+            self._bad_frame(frame, str(p), out)
+
+
+class Encoder:
+    """Base of every codec encoder. Subclasses implement :meth:`_handle` and :meth:`_carrier_payload`."""
+
+    codec: ClassVar[str] = ""
+    default_framing: ClassVar[Framing] = "sse"
+
+    def __init__(self, framing: Framing | None = None) -> None:
+        self.framing: Framing = framing or self.default_framing
+        self._frame = sse_frame if self.framing == "sse" else ndjson_frame
+        self._started = False
+        self._terminated = False
+        self._first: Event | None = None
+        self._text: list[str] = []
+        self.dropped = 0
+
+    # -- public API ---------------------------------------------------------------------
+
+    def encode(self, events: Iterable[Event]) -> bytes:
+        """Translate a batch of events (everything one received chunk held) into one write."""
+        parts: list[bytes] = []
+        for event in events:
+            self._event(event, parts)
+        return b"".join(parts)
+
+    def close(self) -> bytes:
+        """End of output: guarantees exactly one terminal in the stream."""
+        parts: list[bytes] = []
+        if not self._terminated:
+            self._event(
+                Terminal(
+                    synthetic=True,
+                    status="error",
+                    failure=Failure(
+                        status="error", message=TRUNCATED_MESSAGE, code=TRUNCATED_CODE, recoverable=True
+                    ),
+                ),
+                parts,
+            )
+        return b"".join(parts)
+
+    @property
+    def terminated(self) -> bool:
+        return self._terminated
+
+    # -- for subclasses -----------------------------------------------------------------
+
+    def _begin(self, event: Event, parts: list[bytes]) -> None:
+        """Write the protocol's preamble before the first event."""
+
+    def _handle(self, event: Event, parts: list[bytes]) -> None:
+        raise NotImplementedError
+
+    def _carrier_payload(self, event: Event, name: str, covers: int) -> bytes:
+        raise NotImplementedError
+
+    def _put(self, parts: list[bytes], event: Event, frames: list[bytes], native: bool) -> None:
+        """Write an event's frames, preceded by a carrier when they do not say all of it."""
+        if not native:
+            parts.append(self._carry(event, len(frames)))
+        parts.extend(frames)
+
+    def _carry(self, event: Event, covers: int = 0) -> bytes:
+        name = event.name if type(event) is DataPart and event.name else event.__struct_config__.tag  # type: ignore[attr-defined]
+        return self._frame(self._carrier_payload(event, f"data-{name}", covers))
+
+    def _derived(self, prefix: str) -> str:
+        return derived_id(prefix, self._first) if self._first is not None else prefix + "0"
+
+    def _assembled(self) -> str:
+        return "".join(self._text)
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _event(self, event: Event, parts: list[bytes]) -> None:
+        if self._terminated:
+            self.dropped += 1
+            log.warning("%s: %s after the terminal event not written", self.codec, type(event).__name__)
+            return
+        if not self._started:
+            self._started = True
+            self._first = event
+            self._begin(event, parts)
+        if type(event) is TextDelta and event.message_id is UNSET:
+            self._text.append(event.text)
+        self._handle(event, parts)
+        if type(event) is Terminal:
+            self._terminated = True
+
+
+def carrier_body(event: Event, covers: int) -> bytes:
+    """The shared members of a carrier: ``"covers":N,"event":{...}`` (covers left out when 0)."""
+    body = b'"event":' + encode_event(event)
+    if covers:
+        return b'"covers":' + str(covers).encode() + b"," + body
+    return body
+
+
+# -- the terminal ladder shared by every codec ---------------------------------------------
+
+#: status → the failure code used when a protocol only has ``code`` to say it (nest, oma).
+STATUS_CODES: dict[str, str] = {
+    "error": "run_failed",
+    "blocked": "content_filter",
+    "refused": "refused",
+    "notProvisioned": "not_provisioned",
+    "cancelled": "cancelled",
+}
+#: failure code → status, for protocols whose failures are one ``error`` with a code.
+CODE_STATUSES: dict[str, RunStatus] = {
+    "content_filter": "blocked",
+    "output_rejected": "blocked",
+    "refused": "refused",
+    "not_provisioned": "notProvisioned",
+}
+DEFAULT_MESSAGES: dict[str, str] = {
+    "error": "The run failed.",
+    "blocked": "The answer was blocked by a content filter.",
+    "refused": "The model declined to answer.",
+    "notProvisioned": "The assistant is not set up in this environment.",
+    "cancelled": "The run was cancelled.",
+}
+
+
+def default_failure(status: str) -> Failure:
+    """The failure an encoder attaches when a non-success terminal came without one."""
+    return Failure(status=status, message=DEFAULT_MESSAGES[status], code=STATUS_CODES[status])  # type: ignore[arg-type]
+
+
+def canonical_failure(status: str, failure: Failure | UnsetType) -> Failure | UnsetType:
+    """A failure equal to the default one for its status is the same as none (one canonical form)."""
+    if failure is not UNSET and status != "succeeded" and failure == default_failure(status):
+        return UNSET
+    return failure
+
+
+def status_for_code(code: str | None) -> RunStatus:
+    return CODE_STATUSES.get(code or "", "error")

@@ -1,0 +1,327 @@
+"""Incremental SSE and NDJSON framing, sans-IO: bytes in, frames out (and back).
+
+The SSE parser follows the WHATWG EventSource parsing rules (BOM, CR / LF / CRLF line ends,
+one optional space after the colon, ``id`` with NUL ignored, ``retry`` digits only, last event
+id persisting across events, no dispatch without data). No maintained Python library does all
+of that on raw bytes, so it is written here (see docs/design.md). Unlike a browser it reports
+what it cannot deliver (an event cut off at EOF, an event over the size limit) instead of
+silently discarding it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from msgspec import Struct
+
+__all__ = [
+    "DEFAULT_MAX_EVENT_SIZE",
+    "Frame",
+    "FramingError",
+    "NDJSONParser",
+    "SSEParser",
+    "make_parser",
+    "ndjson_frame",
+    "sse_frame",
+]
+
+Framing = Literal["sse", "ndjson"]
+DEFAULT_MAX_EVENT_SIZE = 16 * 1024 * 1024
+_BOM = b"\xef\xbb\xbf"
+
+
+class Frame(Struct, gc=False):
+    """One delivered SSE event or NDJSON line.
+
+    ``index`` is the 1-based frame number and ``offset`` the stream byte offset where the frame
+    starts: both name the frame in error messages. ``own_id`` says whether this frame itself
+    carried an ``id:`` line (``last_id`` persists across frames, as in EventSource).
+    """
+
+    data: bytes
+    event: str = ""
+    last_id: str = ""
+    own_id: bool = False
+    index: int = 0
+    offset: int = 0
+    retry: int | None = None
+
+
+class FramingError(Exception):
+    """A framing problem that loses an event (oversize, cut off at end of input)."""
+
+    def __init__(self, message: str, *, index: int, offset: int, raw: bytes) -> None:
+        super().__init__(message)
+        self.index = index
+        self.offset = offset
+        self.raw = raw
+
+
+class SSEParser:
+    """WHATWG-compliant incremental SSE parser working on bytes.
+
+    ``feed`` returns the frames completed by a chunk; ``close`` returns nothing more but lists,
+    in ``problems``, an event left unterminated at EOF. Oversize events are reported in
+    ``problems`` too and skipped up to their end, so parsing goes on.
+    """
+
+    def __init__(self, max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> None:
+        self.max_event_size = max_event_size
+        self.problems: list[FramingError] = []
+        self.comments = 0
+        self._buf = b""
+        self._started = False
+        self._skip_lf = False
+        self._data: list[bytes] = []
+        self._event = ""
+        self._id_buffer = ""
+        self._last_id = ""
+        self._own_id = False
+        self._retry: int | None = None
+        self._event_size = 0
+        self._event_offset = 0
+        self._has_fields = False
+        self._discarding = False
+        self._pos = 0  # stream offset of the start of self._buf
+        self._index = 0
+
+    def feed(self, chunk: bytes) -> list[Frame]:
+        if not self._started:
+            chunk = self._strip_bom(chunk)
+            if not self._started:
+                return []
+        if self._skip_lf and chunk:
+            self._skip_lf = False
+            if chunk[:1] == b"\n":
+                chunk = chunk[1:]
+                self._pos += 1
+        data = self._buf + chunk if self._buf else chunk
+        if b"\r" in data:
+            data = self._normalise_cr(data)
+        out: list[Frame] = []
+        start = 0
+        find = data.find
+        while True:
+            end = find(b"\n", start)
+            if end < 0:
+                break
+            self._line(data[start:end], self._pos + start, out)
+            start = end + 1
+        self._pos += start
+        self._buf = data[start:]
+        if len(self._buf) + self._event_size > self.max_event_size and not self._discarding:
+            self._oversize(self._pos)
+            self._buf = b""
+        elif self._discarding:
+            self._pos += len(self._buf)
+            self._buf = b""
+        return out
+
+    def close(self) -> list[Frame]:
+        """End of input: an unterminated event is reported in ``problems``, never dispatched."""
+        if self._buf or self._has_fields:
+            raw = b"\n".join([b"data: " + d for d in self._data])
+            if self._buf:
+                raw = raw + (b"\n" if raw else b"") + self._buf
+            self.problems.append(
+                FramingError(
+                    "stream ended inside an event (no blank line after it)",
+                    index=self._index + 1,
+                    offset=self._event_offset,
+                    raw=raw,
+                )
+            )
+        self._buf = b""
+        self._reset_event()
+        return []
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _strip_bom(self, chunk: bytes) -> bytes:
+        head = self._buf + chunk
+        if len(head) < 3 and _BOM.startswith(head):
+            self._buf = head
+            return b""
+        self._started = True
+        self._buf = b""
+        if head.startswith(_BOM):
+            self._pos = 3
+            return head[3:]
+        return head
+
+    def _normalise_cr(self, data: bytes) -> bytes:
+        if data.endswith(b"\r"):
+            self._skip_lf = True  # a CRLF may be split across chunks
+        return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+
+    def _line(self, line: bytes, offset: int, out: list[Frame]) -> None:
+        if not line:
+            self._dispatch(out)
+            return
+        if self._discarding:
+            return
+        if not self._has_fields:
+            self._has_fields = True
+            self._event_offset = offset
+        self._event_size += len(line) + 1
+        if self._event_size > self.max_event_size:
+            self._oversize(offset)
+            return
+        if line[0] == 58:  # b":" comment
+            self.comments += 1
+            return
+        colon = line.find(b":")
+        if colon < 0:
+            field, value = line, b""
+        else:
+            field = line[:colon]
+            value = line[colon + 1 :]
+            if value[:1] == b" ":
+                value = value[1:]
+        if field == b"data":
+            self._data.append(value)
+        elif field == b"event":
+            self._event = value.decode("utf-8", "replace")
+        elif field == b"id":
+            if b"\x00" not in value:
+                self._id_buffer = value.decode("utf-8", "replace")
+                self._own_id = True
+        elif field == b"retry":
+            if value and value.isdigit():
+                self._retry = int(value)
+
+    def _dispatch(self, out: list[Frame]) -> None:
+        if self._discarding:
+            self._discarding = False
+            self._reset_event()
+            return
+        self._last_id = self._id_buffer
+        if self._data:
+            self._index += 1
+            data = self._data[0] if len(self._data) == 1 else b"\n".join(self._data)
+            out.append(
+                Frame(
+                    data,
+                    self._event,
+                    self._last_id,
+                    self._own_id,
+                    self._index,
+                    self._event_offset,
+                    self._retry,
+                )
+            )
+        self._reset_event()
+
+    def _reset_event(self) -> None:
+        self._data = []
+        self._event = ""
+        self._own_id = False
+        self._retry = None
+        self._event_size = 0
+        self._has_fields = False
+
+    def _oversize(self, offset: int) -> None:
+        self._index += 1
+        self.problems.append(
+            FramingError(
+                f"event larger than the limit of {self.max_event_size} bytes",
+                index=self._index,
+                offset=self._event_offset or offset,
+                raw=b"\n".join(self._data)[:200],
+            )
+        )
+        self._discarding = True
+        self._data = []
+
+
+class NDJSONParser:
+    """Newline-delimited JSON: one frame per non-empty line (a trailing CR is dropped).
+
+    A last line without its newline is still delivered at ``close``: the nest server writes a
+    final partial line the same way, and the codec decides whether it parses.
+    """
+
+    def __init__(self, max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> None:
+        self.max_event_size = max_event_size
+        self.problems: list[FramingError] = []
+        self.comments = 0
+        self._buf = b""
+        self._pos = 0
+        self._index = 0
+        self._discarding = False
+
+    def feed(self, chunk: bytes) -> list[Frame]:
+        data = self._buf + chunk if self._buf else chunk
+        out: list[Frame] = []
+        start = 0
+        find = data.find
+        while True:
+            end = find(b"\n", start)
+            if end < 0:
+                break
+            if self._discarding:
+                self._discarding = False
+            else:
+                self._line(data[start:end], self._pos + start, out)
+            start = end + 1
+        self._pos += start
+        self._buf = data[start:]
+        if len(self._buf) > self.max_event_size:
+            if not self._discarding:
+                self._index += 1
+                self.problems.append(
+                    FramingError(
+                        f"line larger than the limit of {self.max_event_size} bytes",
+                        index=self._index,
+                        offset=self._pos,
+                        raw=self._buf[:200],
+                    )
+                )
+            self._discarding = True
+            self._pos += len(self._buf)
+            self._buf = b""
+        return out
+
+    def close(self) -> list[Frame]:
+        out: list[Frame] = []
+        if self._buf and not self._discarding:
+            self._line(self._buf, self._pos, out)
+        self._buf = b""
+        return out
+
+    def _line(self, line: bytes, offset: int, out: list[Frame]) -> None:
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if not line.strip():
+            return
+        self._index += 1
+        out.append(Frame(line, "", "", False, self._index, offset))
+
+
+def make_parser(framing: Framing, max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> SSEParser | NDJSONParser:
+    if framing == "sse":
+        return SSEParser(max_event_size)
+    if framing == "ndjson":
+        return NDJSONParser(max_event_size)
+    raise ValueError(f"unknown framing {framing!r}: expected 'sse' or 'ndjson'")
+
+
+def sse_frame(data: bytes, event: str = "", id: str = "") -> bytes:
+    """One SSE event, LF only. Data with line breaks is split over several ``data:`` lines."""
+    head = b""
+    if event:
+        head = b"event: " + event.encode() + b"\n"
+    if id:
+        head += b"id: " + id.encode() + b"\n"
+    if b"\n" in data or b"\r" in data:
+        lines = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+        return head + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
+    return head + b"data: " + data + b"\n\n"
+
+
+def ndjson_frame(data: bytes, event: str = "", id: str = "") -> bytes:
+    """One NDJSON line. A named event (nest ``meta``/``done``/``error``) becomes
+    ``{"event":name,"data":payload}`` — streambridge's NDJSON form of an SSE event name."""
+    if event:
+        return b'{"event":"' + event.encode() + b'","data":' + data + b"}\n"
+    return data + b"\n"

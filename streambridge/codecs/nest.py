@@ -1,0 +1,617 @@
+"""``nest`` (alias ``adonis``): the kind-framed chat SSE of @dudousxd/nestjs-agent.
+
+``event: meta`` first, one unnamed ``data:`` frame per ``{kind: …}`` event, then ``event: done``
+(``{}``) or ``event: error`` (``{code, message}``), LF only, optional ``id:`` sequence numbers
+(newer generation). The encoder keeps the published React transport 0.5.5 happy: every tool
+call is announced before its outcome, steps are bracketed, and text that resumes after tool
+calls opens a new step. See ../shared/protocols/nest.md and docs/mapping.md.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+from msgspec import UNSET, Raw, Struct, UnsetType
+
+from ..events import (
+    DataPart,
+    Elicitation,
+    Event,
+    Failure,
+    MessageMetadata,
+    Queue,
+    ReasoningDelta,
+    RunStart,
+    StepFinish,
+    StepStart,
+    Terminal,
+    TextDelta,
+    Title,
+    ToolApprovalRequest,
+    ToolApprovalSettled,
+    ToolCall,
+    ToolDenied,
+    ToolError,
+    ToolInputDelta,
+    ToolInputStart,
+    ToolOutput,
+    UiComponent,
+    Usage,
+)
+from .base import (
+    DEFAULT_MESSAGES,
+    STATUS_CODES,
+    Decoder,
+    Encoder,
+    FrameProblem,
+    canonical_failure,
+    carrier_body,
+    base_type,
+    decode_envelope,
+    decode_known,
+    lenient_decoders,
+    json_encode,
+    parse_arguments,
+    raw_str,
+    splice_extra,
+    split_extra,
+    status_for_code,
+)
+from .framing import Frame
+
+_W = {"kw_only": True, "omit_defaults": True, "rename": "camel", "forbid_unknown_fields": True, "gc": False}
+
+
+class NestUsage(Struct, **_W):
+    input_tokens: int
+    output_tokens: int
+    cache_write_tokens: int | UnsetType = UNSET
+    cache_read_tokens: int | UnsetType = UNSET
+    reasoning_tokens: int | UnsetType = UNSET
+
+
+class _K(Struct, tag_field="kind", **_W):
+    pass
+
+
+class StepStartW(_K, tag="step-start"):
+    pass
+
+
+class StepFinishW(_K, tag="step-finish"):
+    usage: NestUsage | UnsetType = UNSET
+    cost_usd: int | float | None | UnsetType = UNSET
+    reasoning_ms: int | float | UnsetType = UNSET
+    model: str | UnsetType = UNSET
+
+
+class TextW(_K, tag="text"):
+    text: str
+
+
+class ReasoningW(_K, tag="reasoning"):
+    text: str
+
+
+class ToolInputStartW(_K, tag="tool-input-start"):
+    id: str
+    name: str
+    tool_kind: Literal["read", "action"]
+    parent_id: str | UnsetType = UNSET
+
+
+class ToolInputDeltaW(_K, tag="tool-input-delta"):
+    id: str
+    delta: str
+
+
+class ToolInputAvailableW(_K, tag="tool-input-available"):
+    id: str
+    name: str
+    input: Raw
+    tool_kind: Literal["read", "action"]
+    parent_id: str | UnsetType = UNSET
+
+
+class ToolOutputW(_K, tag="tool-output"):
+    id: str
+    output: Raw
+
+
+class ToolOutputErrorW(_K, tag="tool-output-error"):
+    id: str
+    error: str
+
+
+class ToolOutputDeniedW(_K, tag="tool-output-denied"):
+    id: str
+    reason: str | UnsetType = UNSET
+
+
+class ElicitationW(_K, tag="elicitation"):
+    id: str
+    request: Raw
+
+
+class ApprovalRequestedW(_K, tag="approval-requested"):
+    id: str
+    approver: str
+    expires_at: str | UnsetType = UNSET
+    reason: str | UnsetType = UNSET
+    confirmation: Raw | UnsetType = UNSET
+    target: Raw | UnsetType = UNSET
+
+
+class ApprovalSettledW(_K, tag="approval-settled"):
+    id: str
+    status: str
+    approver: str | UnsetType = UNSET
+    decided_by: str | UnsetType = UNSET
+    decided_via: str | UnsetType = UNSET
+    remember: bool | UnsetType = UNSET
+    reason: str | UnsetType = UNSET
+
+
+class UiW(_K, tag="ui"):
+    id: str
+    component: str
+    props: Raw
+    version: int | UnsetType = UNSET
+    tool_call_id: str | UnsetType = UNSET
+    fallback_text: str | UnsetType = UNSET
+    component_versions: Raw | UnsetType = UNSET
+    partial: bool | UnsetType = UNSET
+
+
+class TitleW(_K, tag="title"):
+    title: str
+
+
+class MessageMetadataW(_K, tag="message-metadata"):
+    metadata: Raw
+
+
+class CancelledW(_K, tag="cancelled"):
+    pass
+
+
+class QueueW(_K, tag="queue"):
+    queue: Raw
+    started: Raw | UnsetType = UNSET
+
+
+class MetaW(Struct, **_W):
+    run_id: str | UnsetType = UNSET
+    thread_id: str | UnsetType = UNSET
+
+
+class ErrorW(Struct, **_W):
+    code: str
+    message: str
+
+
+NestFrame = (
+    StepStartW | StepFinishW | TextW | ReasoningW | ToolInputStartW | ToolInputDeltaW
+    | ToolInputAvailableW | ToolOutputW | ToolOutputErrorW | ToolOutputDeniedW | ElicitationW
+    | ApprovalRequestedW | ApprovalSettledW | UiW | TitleW | MessageMetadataW | CancelledW | QueueW
+)
+_KINDS: dict[str, type[_K]] = {c.__struct_config__.tag: c for c in NestFrame.__args__}  # type: ignore[attr-defined]
+_FIELDS: dict[str, frozenset[str]] = {
+    kind: frozenset(("kind", *cls.__struct_encode_fields__)) for kind, cls in _KINDS.items()
+}
+_LENIENT = lenient_decoders(_KINDS)
+_frame_decoder = msgspec.json.Decoder(NestFrame)
+_meta_decoder = msgspec.json.Decoder(MetaW)
+_error_decoder = msgspec.json.Decoder(ErrorW)
+_encode = msgspec.json.Encoder().encode
+
+_DONE = b"{}"
+_CARRIER_KIND = b'{"kind":"'
+_NAMED_NDJSON = b'{"event":"'
+
+
+class _NdjsonNamed(Struct):
+    event: str
+    data: Raw
+
+
+_named_decoder = msgspec.json.Decoder(_NdjsonNamed)
+
+
+def _usage_in(u: NestUsage | UnsetType) -> Usage | UnsetType:
+    if u is UNSET:
+        return UNSET
+    return Usage(
+        input_tokens=u.input_tokens,
+        output_tokens=u.output_tokens,
+        cache_write_tokens=u.cache_write_tokens,
+        cache_read_tokens=u.cache_read_tokens,
+        reasoning_tokens=u.reasoning_tokens,
+    )
+
+
+def _usage_out(u: Usage | UnsetType) -> tuple[NestUsage | UnsetType, bool]:
+    """The nest usage and whether it says all of the hub usage."""
+    if u is UNSET:
+        return UNSET, True
+    if u.input_tokens is UNSET or u.output_tokens is UNSET:
+        return UNSET, False
+    native = u.cached_tokens is UNSET and u.cost_usd is UNSET and u.duration_ms is UNSET and u.model is UNSET
+    return (
+        NestUsage(
+            input_tokens=u.input_tokens,
+            output_tokens=u.output_tokens,
+            cache_write_tokens=u.cache_write_tokens,
+            cache_read_tokens=u.cache_read_tokens,
+            reasoning_tokens=u.reasoning_tokens,
+        ),
+        native,
+    )
+
+
+def _plain(event: Event) -> bool:
+    """True when an event has nothing nest cannot say among the fields every event has."""
+    return event.message_id is UNSET and not event.synthetic
+
+
+class NestDecoder(Decoder):
+    codec = "nest"
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._meta: RunStart | None = None
+        self._cancelled = False
+
+    def _decode(self, frame: Frame) -> list[Event]:
+        data = frame.data
+        event_name = frame.event
+        if self.framing == "ndjson" and data.startswith(_NAMED_NDJSON):
+            try:
+                named = _named_decoder.decode(data)
+                event_name, data = named.event, bytes(named.data)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                pass
+        if event_name == "meta":
+            self._meta = self._decode_meta(data)
+            return []
+        events = self._decode_body(event_name, data, frame)
+        if self._meta is not None:
+            meta, self._meta = self._meta, None
+            if events and type(events[0]) is RunStart and self._cover_next == 0:
+                return events  # a carried run start amends the meta frame
+            events.insert(0, meta)
+        if frame.own_id and frame.last_id.isdigit():
+            for event in events:
+                event.seq = int(frame.last_id)
+        return events
+
+    def _finish(self, out: list[Event]) -> None:
+        if self._meta is not None:
+            self._push(self._meta, out)
+            self._meta = None
+        if self._cancelled and not self.terminated:
+            self._push(Terminal(status="cancelled", synthetic=True), out)
+
+    def _decode_meta(self, data: bytes) -> RunStart:
+        try:
+            meta = _meta_decoder.decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise FrameProblem(f"meta data {{runId, threadId}} ({exc})") from None
+        thread = meta.thread_id
+        if thread is not UNSET and meta.run_id is not UNSET and thread == "thr-" + meta.run_id:
+            thread = UNSET
+        return RunStart(run_id=meta.run_id, thread_id=thread)
+
+    def _decode_body(self, event_name: str, data: bytes, frame: Frame) -> list[Event]:
+        if event_name == "done":
+            status = "cancelled" if self._cancelled else "succeeded"
+            self._cancelled = False
+            return [Terminal(status=status)]
+        if event_name == "error":
+            return [self._error_terminal(data)]
+        try:
+            wire = _frame_decoder.decode(data)
+        except msgspec.ValidationError:
+            return self._slow(data, frame)
+        except msgspec.DecodeError as exc:
+            raise FrameProblem(f"a JSON object with a string kind ({exc})") from None
+        return self._event(wire, UNSET)
+
+    def _error_terminal(self, data: bytes) -> Terminal:
+        try:
+            err = _error_decoder.decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            envelope = decode_envelope(data, Frame(data))
+            code = raw_str(envelope.get("code")) or "run_failed"
+            message = raw_str(envelope.get("message")) or data.decode("utf-8", "replace")
+            err = ErrorW(code=code, message=message)
+        status = status_for_code(err.code)
+        failure = Failure(status=status, message=err.message, code=err.code)
+        return Terminal(status=status, failure=canonical_failure(status, failure))
+
+    def _slow(self, data: bytes, frame: Frame) -> list[Event]:
+        """Unknown kinds, unknown fields, carriers, or invalid values."""
+        envelope = decode_envelope(data, frame)
+        kind = raw_str(envelope.get("kind"))
+        if kind is None:
+            return [self._unknown("", frame)]
+        if kind in _KINDS:
+            known, extra = split_extra(envelope, _FIELDS[kind])
+            wire = decode_known(_KINDS[kind], known, _LENIENT[kind], kind, self.codec)
+            return self._event(wire, extra or UNSET)
+        if kind.startswith("data-") and "event" in envelope:
+            return [self._carrier(data, frame)]
+        return [self._unknown(kind, frame)]
+
+    def _event(self, w: _K, extra: dict[str, Raw] | UnsetType) -> list[Event]:  # noqa: C901, PLR0911, PLR0912
+        t = base_type(w)
+        e: Event
+        if t is TextW:
+            e = TextDelta(text=w.text)  # type: ignore[attr-defined]
+        elif t is ReasoningW:
+            e = ReasoningDelta(text=w.text)  # type: ignore[attr-defined]
+        elif t is ToolInputDeltaW:
+            e = ToolInputDelta(call_id=w.id, delta=w.delta)  # type: ignore[attr-defined]
+        elif t is StepStartW:
+            e = StepStart()
+        elif t is StepFinishW:
+            e = StepFinish(usage=_usage_in(w.usage), cost_usd=w.cost_usd, reasoning_ms=w.reasoning_ms, model=w.model)  # type: ignore[attr-defined]
+        elif t is ToolInputStartW:
+            e = ToolInputStart(call_id=w.id, name=w.name, tool_kind=_kind_in(w.tool_kind), parent_id=w.parent_id)  # type: ignore[attr-defined]
+        elif t is ToolInputAvailableW:
+            e = ToolCall(call_id=w.id, name=w.name, input=w.input, tool_kind=_kind_in(w.tool_kind), parent_id=w.parent_id)  # type: ignore[attr-defined]
+        elif t is ToolOutputW:
+            e = ToolOutput(call_id=w.id, output=w.output)  # type: ignore[attr-defined]
+        elif t is ToolOutputErrorW:
+            e = ToolError(call_id=w.id, error=w.error)  # type: ignore[attr-defined]
+        elif t is ToolOutputDeniedW:
+            e = ToolDenied(call_id=w.id, reason=w.reason)  # type: ignore[attr-defined]
+        elif t is ApprovalRequestedW:
+            e = ToolApprovalRequest(call_id=w.id, approver=w.approver, expires_at=w.expires_at, reason=w.reason, confirmation=w.confirmation, target=w.target)  # type: ignore[attr-defined]
+        elif t is ApprovalSettledW:
+            e = ToolApprovalSettled(call_id=w.id, status=w.status, approver=w.approver, decided_by=w.decided_by, decided_via=w.decided_via, remember=w.remember, reason=w.reason)  # type: ignore[attr-defined]
+        elif t is UiW:
+            e = UiComponent(ui_id=w.id, component=w.component, props=w.props, version=w.version, tool_call_id=w.tool_call_id, fallback_text=w.fallback_text, component_versions=w.component_versions, partial=w.partial)  # type: ignore[attr-defined]
+        elif t is ElicitationW:
+            e = Elicitation(call_id=w.id, request=w.request)  # type: ignore[attr-defined]
+        elif t is TitleW:
+            e = Title(title=w.title)  # type: ignore[attr-defined]
+        elif t is MessageMetadataW:
+            e = MessageMetadata(metadata=w.metadata)  # type: ignore[attr-defined]
+        elif t is QueueW:
+            e = Queue(queue=w.queue, started=w.started)  # type: ignore[attr-defined]
+        elif t is CancelledW:
+            self._cancelled = True
+            if extra is UNSET:
+                return []
+            e = DataPart(name="cancelled", origin="nest", data=Raw(splice_extra(b'{"kind":"cancelled"}', extra)))
+            return [e]
+        else:  # pragma: no cover - the union is closed
+            raise FrameProblem(f"a known kind, not {t.__name__}")
+        if extra is not UNSET:
+            e.extra = extra
+        return [e]
+
+
+def _kind_in(kind: str) -> Literal["action"] | UnsetType:
+    """``read`` is nest's default tool kind, so it decodes to UNSET (canonical form)."""
+    return "action" if kind == "action" else UNSET
+
+
+class NestEncoder(Encoder):
+    codec = "nest"
+
+    def __init__(self, framing: Literal["sse", "ndjson"] | None = None, *, sequence_ids: bool = False) -> None:
+        super().__init__(framing)
+        self.sequence_ids = sequence_ids
+        self._seq = 0
+        self._step_open = False
+        self._tool_in_step = False
+        self._announced: set[str] = set()
+        self._cancelled_frame = b'{"kind":"cancelled"}'
+
+    # -- framing helpers -----------------------------------------------------------------
+
+    def _data(self, payload: bytes, event: Event | None = None) -> bytes:
+        seq = event.seq if event is not None else UNSET
+        if seq is not UNSET:
+            self._seq = seq  # type: ignore[assignment]
+            return self._frame(payload, "", str(seq))
+        if self.sequence_ids:
+            self._seq += 1
+            return self._frame(payload, "", str(self._seq))
+        return self._frame(payload)
+
+    def _wire(self, w: _K, event: Event) -> bytes:
+        payload = _encode(w)
+        if event.extra is not UNSET:
+            payload = splice_extra(payload, event.extra)  # type: ignore[arg-type]
+        return self._data(payload, event)
+
+    def _carrier_payload(self, event: Event, name: str, covers: int) -> bytes:
+        return b'{"kind":' + json_encode(name) + b"," + carrier_body(event, covers) + b"}"
+
+    def _carry(self, event: Event, covers: int = 0) -> bytes:
+        name = event.name if type(event) is DataPart and event.name else event.__struct_config__.tag  # type: ignore[attr-defined]
+        return self._data(self._carrier_payload(event, f"data-{name}", covers))
+
+    # -- preamble, structure -------------------------------------------------------------
+
+    def _begin(self, event: Event, parts: list[bytes]) -> None:
+        start = event if type(event) is RunStart else RunStart(synthetic=True)
+        run_id = start.run_id if start.run_id is not UNSET else self._derived("run-")
+        thread_id = start.thread_id if start.thread_id is not UNSET else "thr-" + run_id
+        parts.append(self._frame(_encode(MetaW(run_id=run_id, thread_id=thread_id)), "meta"))
+        native = (
+            start.run_id is not UNSET
+            and start.message_id is UNSET
+            and not start.synthetic
+            and start.model is UNSET
+            and start.provider is UNSET
+            and start.correlation_id is UNSET
+            and start.extra is UNSET
+        )
+        if not native:
+            parts.append(self._carry(start))
+
+    def _open_step(self, parts: list[bytes]) -> None:
+        if not self._step_open:
+            self._handle(StepStart(synthetic=True), parts)
+
+    def _close_step(self, parts: list[bytes]) -> None:
+        if self._step_open:
+            self._handle(StepFinish(synthetic=True), parts)
+
+    def _announce(self, call_id: str, parts: list[bytes]) -> None:
+        if call_id not in self._announced:
+            self._handle(ToolCall(call_id=call_id, name="unknown", synthetic=True), parts)
+
+    # -- events --------------------------------------------------------------------------
+
+    def _handle(self, e: Event, parts: list[bytes]) -> None:  # noqa: C901, PLR0912, PLR0915
+        t = type(e)
+        if t is TextDelta or t is ReasoningDelta:
+            if self._tool_in_step:
+                self._close_step(parts)
+            self._open_step(parts)
+            w: _K = TextW(text=e.text) if t is TextDelta else ReasoningW(text=e.text)  # type: ignore[attr-defined]
+            self._put(parts, e, [self._wire(w, e)], _plain(e) and e.part_id is UNSET)  # type: ignore[attr-defined]
+        elif t is RunStart:
+            if e is not self._first:
+                parts.append(self._carry(e))
+        elif t is StepStart:
+            if self._step_open:
+                self._step_open = False
+            self._step_open = True
+            self._tool_in_step = False
+            self._put(parts, e, [self._wire(StepStartW(), e)], _plain(e))
+        elif t is StepFinish:
+            if not self._step_open and e.synthetic:
+                return
+            usage, usage_native = _usage_out(e.usage)  # type: ignore[attr-defined]
+            w = StepFinishW(usage=usage, cost_usd=e.cost_usd, reasoning_ms=e.reasoning_ms, model=e.model)  # type: ignore[attr-defined]
+            self._step_open = False
+            self._tool_in_step = False
+            self._put(parts, e, [self._wire(w, e)], _plain(e) and usage_native)
+        elif t is ToolInputStart:
+            self._open_step(parts)
+            self._tool_in_step = True
+            self._announced.add(e.call_id)  # type: ignore[attr-defined]
+            w = ToolInputStartW(id=e.call_id, name=e.name, tool_kind=_kind_out(e.tool_kind), parent_id=e.parent_id)  # type: ignore[attr-defined]
+            self._put(parts, e, [self._wire(w, e)], _plain(e) and e.tool_kind != "read")  # type: ignore[attr-defined]
+        elif t is ToolInputDelta:
+            if e.call_id not in self._announced:  # type: ignore[attr-defined]
+                self._handle(ToolInputStart(call_id=e.call_id, name="unknown", synthetic=True), parts)  # type: ignore[attr-defined]
+            self._put(parts, e, [self._wire(ToolInputDeltaW(id=e.call_id, delta=e.delta), e)], _plain(e))  # type: ignore[attr-defined]
+        elif t is ToolCall:
+            self._tool_call(e, parts)  # type: ignore[arg-type]
+        elif t is ToolOutput:
+            self._announce(e.call_id, parts)  # type: ignore[attr-defined]
+            native = _plain(e) and e.is_error is UNSET  # type: ignore[attr-defined]
+            self._put(parts, e, [self._wire(ToolOutputW(id=e.call_id, output=e.output), e)], native)  # type: ignore[attr-defined]
+        elif t is ToolError:
+            self._announce(e.call_id, parts)  # type: ignore[attr-defined]
+            native = _plain(e) and e.failure is UNSET and e.output is UNSET  # type: ignore[attr-defined]
+            self._put(parts, e, [self._wire(ToolOutputErrorW(id=e.call_id, error=e.error), e)], native)  # type: ignore[attr-defined]
+        elif t is ToolDenied:
+            self._announce(e.call_id, parts)  # type: ignore[attr-defined]
+            native = _plain(e) and e.failure is UNSET  # type: ignore[attr-defined]
+            self._put(parts, e, [self._wire(ToolOutputDeniedW(id=e.call_id, reason=e.reason), e)], native)  # type: ignore[attr-defined]
+        elif t is ToolApprovalRequest:
+            self._announce(e.call_id, parts)  # type: ignore[attr-defined]
+            w = ApprovalRequestedW(id=e.call_id, approver=e.approver if e.approver is not UNSET else "requester", expires_at=e.expires_at, reason=e.reason, confirmation=e.confirmation, target=e.target)  # type: ignore[attr-defined]
+            self._put(parts, e, [self._wire(w, e)], _plain(e) and e.approver is not UNSET)  # type: ignore[attr-defined]
+        elif t is ToolApprovalSettled:
+            w = ApprovalSettledW(id=e.call_id, status=e.status, approver=e.approver, decided_by=e.decided_by, decided_via=e.decided_via, remember=e.remember, reason=e.reason)  # type: ignore[attr-defined]
+            self._put(parts, e, [self._wire(w, e)], _plain(e))
+        elif t is UiComponent:
+            w = UiW(id=e.ui_id, component=e.component, props=e.props, version=e.version, tool_call_id=e.tool_call_id, fallback_text=e.fallback_text, component_versions=e.component_versions, partial=e.partial)  # type: ignore[attr-defined]
+            self._put(parts, e, [self._wire(w, e)], _plain(e))
+        elif t is Elicitation:
+            self._announce(e.call_id, parts)  # type: ignore[attr-defined]
+            self._put(parts, e, [self._wire(ElicitationW(id=e.call_id, request=e.request), e)], _plain(e))  # type: ignore[attr-defined]
+        elif t is Title:
+            self._put(parts, e, [self._wire(TitleW(title=e.title), e)], _plain(e))  # type: ignore[attr-defined]
+        elif t is MessageMetadata:
+            self._put(parts, e, [self._wire(MessageMetadataW(metadata=e.metadata), e)], _plain(e))  # type: ignore[attr-defined]
+        elif t is Queue:
+            self._put(parts, e, [self._wire(QueueW(queue=e.queue, started=e.started), e)], _plain(e))  # type: ignore[attr-defined]
+        elif t is DataPart and e.origin == "nest":  # type: ignore[attr-defined]
+            if e.name == "cancelled":  # type: ignore[attr-defined]
+                self._cancelled_frame = bytes(e.data)  # type: ignore[attr-defined]
+                return
+            self._put(parts, e, [self._data(bytes(e.data), e)], e.message_id is UNSET)  # type: ignore[attr-defined]
+        elif t is Terminal:
+            self._terminal(e, parts)  # type: ignore[arg-type]
+        else:
+            parts.append(self._carry(e))
+
+    def _tool_call(self, e: ToolCall, parts: list[bytes]) -> None:
+        self._open_step(parts)
+        self._tool_in_step = True
+        self._announced.add(e.call_id)
+        native = (
+            _plain(e)
+            and e.tool_kind != "read"
+            and e.status is UNSET
+            and e.started_at is UNSET
+            and e.ended_at is UNSET
+            and e.result_text is UNSET
+            and e.failure is UNSET
+            and e.signature is UNSET
+        )
+        raw_input = e.input
+        if raw_input is UNSET:
+            raw_input, ok = parse_arguments(e.arguments_json)
+            native = native and ok
+        elif e.arguments_json is not UNSET:
+            native = False
+        w = ToolInputAvailableW(id=e.call_id, name=e.name, input=raw_input, tool_kind=_kind_out(e.tool_kind), parent_id=e.parent_id)  # type: ignore[arg-type]
+        self._put(parts, e, [self._wire(w, e)], native)
+
+    def _terminal(self, e: Terminal, parts: list[bytes]) -> None:
+        frames: list[bytes] = []
+        failure = e.failure
+        native = (
+            _plain(e)
+            and (e.text is UNSET or e.text == self._assembled())
+            and e.usage is UNSET
+            and e.provider is UNSET
+            and e.model is UNSET
+            and e.guarded is UNSET
+            and e.correlation_id is UNSET
+            and e.turn_id is UNSET
+            and e.result is UNSET
+            and e.error_info is UNSET
+        )
+        if e.status == "succeeded":
+            if self._step_open:
+                self._close_step(parts)
+            frames.append(self._frame(_DONE, "done"))
+            native = native and failure is UNSET
+        elif e.status == "cancelled":
+            frames.append(self._data(self._cancelled_frame))
+            frames.append(self._frame(_DONE, "done"))
+            native = native and failure is UNSET
+        else:
+            code = STATUS_CODES[e.status]
+            message = DEFAULT_MESSAGES[e.status]
+            if failure is not UNSET:
+                code = failure.code if failure.code is not UNSET else code
+                message = failure.message
+                native = (
+                    native
+                    and failure.status == e.status
+                    and failure.code is not UNSET
+                    and status_for_code(failure.code) == e.status
+                    and failure.recoverable is UNSET
+                    and failure.retry_after_ms is UNSET
+                    and failure.correlation_id is UNSET
+                )
+            frames.append(self._frame(_encode(ErrorW(code=code, message=message)), "error"))
+        self._put(parts, e, frames, native)
+
+
+def _kind_out(kind: str | UnsetType) -> Literal["read", "action"]:
+    return "action" if kind == "action" else "read"

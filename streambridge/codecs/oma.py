@@ -1,0 +1,466 @@
+"""``oma``: open-multi-agent's ``StreamEvent {type, data, errorInfo?}``.
+
+Eight types; exactly one ``done`` or ``error`` ends a stream. The meaning of ``data`` depends on
+the layer that produced the events (model adapter, runner, ``Agent``); ``done`` payloads of the
+three layers are told apart by shape and re-emitted exactly as received. Errors are written
+explicitly as ``{name, message, code?}`` plus ``errorInfo`` — never ``{}``. OMA defines no wire:
+NDJSON lines (default) or SSE ``data:`` frames are streambridge's choice (oma.md §6).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+from msgspec import UNSET, Raw, Struct, UnsetType
+
+from ..events import (
+    DataPart,
+    Event,
+    Failure,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
+    RunStart,
+    StepFinish,
+    StepStart,
+    Terminal,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ToolCall,
+    ToolDenied,
+    ToolError,
+    ToolOutput,
+    Usage,
+)
+from .base import (
+    DEFAULT_MESSAGES,
+    STATUS_CODES,
+    Decoder,
+    Encoder,
+    FrameProblem,
+    canonical_failure,
+    carrier_body,
+    default_failure,
+    decode_envelope,
+    json_encode,
+    parse_arguments,
+    raw_str,
+    splice_extra,
+    split_extra,
+    status_for_code,
+)
+from .framing import Frame
+
+_W = {"kw_only": True, "omit_defaults": True, "forbid_unknown_fields": True, "gc": False}
+
+
+class OmaEventW(Struct, rename="camel", **_W):
+    type: str
+    data: Raw
+    error_info: Raw | UnsetType = UNSET
+
+
+class ToolUseBlock(Struct, tag_field="type", tag="tool_use", **_W):
+    id: str
+    name: str
+    input: Raw
+    signature: str | UnsetType = UNSET
+
+
+class ToolResultBlock(Struct, tag_field="type", tag="tool_result", **_W):
+    tool_use_id: str
+    content: Raw
+    is_error: bool | UnsetType = UNSET
+
+
+class TokenUsage(Struct, **_W):
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class _LayerProbe(Struct, rename="camel"):
+    """Just the members that tell the three ``done`` layers apart (oma.md §2)."""
+
+    stop_reason: object = UNSET
+    success: object = UNSET
+    status: object = UNSET
+    turns: object = UNSET
+    aborted: object = UNSET
+    usage: TokenUsage | UnsetType = UNSET
+    token_usage: TokenUsage | UnsetType = UNSET
+    model: object = UNSET
+
+
+class _AgentStatus(Struct):
+    code: str = "ok"
+    message: str | UnsetType = UNSET
+
+
+class _ErrorData(Struct):
+    message: str | UnsetType = UNSET
+    code: str | UnsetType = UNSET
+    name: str | UnsetType = UNSET
+
+
+class _ErrorInfo(Struct):
+    message: str | UnsetType = UNSET
+    code: str | UnsetType = UNSET
+    retryable: bool | UnsetType = UNSET
+
+
+_event_decoder = msgspec.json.Decoder(OmaEventW)
+_tool_use_decoder = msgspec.json.Decoder(ToolUseBlock)
+_tool_result_decoder = msgspec.json.Decoder(ToolResultBlock)
+_probe_decoder = msgspec.json.Decoder(_LayerProbe)
+_status_decoder = msgspec.json.Decoder(_AgentStatus)
+_error_data_decoder = msgspec.json.Decoder(_ErrorData)
+_error_info_decoder = msgspec.json.Decoder(_ErrorInfo)
+_FIELDS = frozenset(("type", "data", "errorInfo"))
+_encode = msgspec.json.Encoder().encode
+
+#: structure oma has no place for: dropped when synthetic, carried otherwise.
+_STRUCTURE = (RunStart, StepStart, StepFinish, TextStart, TextEnd, ReasoningStart, ReasoningEnd)
+_AGENT_CODES: dict[str, str] = {"succeeded": "ok", "cancelled": "cancelled"}
+
+
+class RunLedger:
+    """What a synthesised ``done`` reports: the last turn's text and the tool calls.
+
+    Decoder and encoder keep one each, so the decoder can recognise a ``done`` the encoder
+    would have written itself (and decode it to the canonical form, without a payload).
+    """
+
+    def __init__(self) -> None:
+        self._turn: list[str] = []
+        self._after_tools = False
+        self._calls: dict[str, dict[str, object]] = {}
+
+    def see(self, e: Event) -> None:
+        t = type(e)
+        if t is TextDelta:
+            if e.message_id is not UNSET:
+                return
+            if self._after_tools:
+                self._turn, self._after_tools = [], False
+            self._turn.append(e.text)  # type: ignore[attr-defined]
+        elif t is ToolCall:
+            raw_input = e.input if e.input is not UNSET else parse_arguments(e.arguments_json)[0]  # type: ignore[attr-defined]
+            self._calls[e.call_id] = {"toolName": e.name, "input": raw_input, "output": "", "duration": 0}  # type: ignore[attr-defined]
+        elif t is ToolOutput or t is ToolError or t is ToolDenied:
+            self._after_tools = True
+            call = self._calls.get(e.call_id)  # type: ignore[attr-defined]
+            if call is not None:
+                call["output"] = _content_text(e)
+
+    def done_payload(self, end: Terminal) -> bytes:
+        usage = end.usage if end.usage is not UNSET else Usage()
+        status: dict[str, object] = {"code": _AGENT_CODES.get(end.status, "error")}
+        if end.failure is not UNSET and end.failure.message:
+            status["message"] = end.failure.message
+        return _encode(
+            {
+                "success": end.status == "succeeded",
+                "status": status,
+                "output": "".join(self._turn),
+                "messages": [],
+                "tokenUsage": {
+                    "input_tokens": usage.input_tokens if usage.input_tokens is not UNSET else 0,
+                    "output_tokens": usage.output_tokens if usage.output_tokens is not UNSET else 0,
+                },
+                "toolCalls": list(self._calls.values()),
+            }
+        )
+
+
+def _content_text(e: Event) -> str:
+    if type(e) is ToolOutput:
+        text = raw_str(e.output)
+        return text if text is not None else bytes(e.output).decode()
+    if type(e) is ToolError:
+        return e.error
+    return e.reason if e.reason is not UNSET else "denied"  # type: ignore[attr-defined]
+
+
+def _error_payloads(failure: Failure) -> tuple[bytes, bytes]:
+    """``error.data`` and ``errorInfo`` written explicitly (a serialised ``Error`` is ``{}``)."""
+    code = failure.code if failure.code is not UNSET else STATUS_CODES.get(failure.status, "run_failed")
+    data = {"name": "Error", "message": failure.message, "code": code}
+    info = {"kind": "provider", "code": code, "name": "Error", "message": failure.message, "retryable": failure.recoverable is True}
+    return _encode(data), _encode(info)
+
+
+class OmaDecoder(Decoder):
+    codec = "oma"
+    default_framing = "ndjson"
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._ledger = RunLedger()
+
+    def _push(self, event: Event, out: list[Event]) -> None:
+        if type(event) is not Terminal:
+            self._ledger.see(event)
+        super()._push(event, out)
+
+    def _decode(self, frame: Frame) -> list[Event]:
+        try:
+            w = _event_decoder.decode(frame.data)
+            extra: dict[str, Raw] | UnsetType = UNSET
+        except msgspec.ValidationError:
+            envelope = decode_envelope(frame.data, frame)
+            kind = raw_str(envelope.get("type"))
+            if kind is None or "data" not in envelope:
+                return [self._unknown(kind or "", frame)]
+            known, extra = split_extra(envelope, _FIELDS)
+            try:
+                w = _event_decoder.decode(known)
+            except msgspec.ValidationError as exc:
+                raise FrameProblem(f"a StreamEvent {{type, data, errorInfo?}} ({exc})") from None
+        except msgspec.DecodeError as exc:
+            raise FrameProblem(f"one JSON StreamEvent object ({exc})") from None
+        events = self._event(w, frame)
+        if extra and events and type(events[0]) is not DataPart:
+            events[0].extra = extra
+        return events
+
+    def _event(self, w: OmaEventW, frame: Frame) -> list[Event]:  # noqa: PLR0911
+        t = w.type
+        if t == "text" or t == "reasoning":
+            text = raw_str(w.data)
+            if text is None:
+                raise FrameProblem(f"a string as the data of a {t!r} event")
+            return [TextDelta(text=text) if t == "text" else ReasoningDelta(text=text)]
+        if t == "tool_use":
+            try:
+                b = _tool_use_decoder.decode(w.data)
+            except msgspec.ValidationError:
+                return [self._unknown(t, frame)]
+            return [ToolCall(call_id=b.id, name=b.name, input=b.input, signature=b.signature)]
+        if t == "tool_result":
+            try:
+                r = _tool_result_decoder.decode(w.data)
+            except msgspec.ValidationError:
+                return [self._unknown(t, frame)]
+            return [self._tool_result(r)]
+        if t == "done":
+            return [self._done(w)]
+        if t == "error":
+            return [self._error(w)]
+        if t.startswith("data-") and bytes(w.data).startswith(b"{"):
+            if "event" in decode_envelope(bytes(w.data), frame):
+                return [self._carrier(bytes(w.data), frame)]
+        return [self._unknown(t, frame)]  # loop_detected, budget_exceeded and unknown types
+
+    def _tool_result(self, r: ToolResultBlock) -> Event:
+        if r.is_error is True:
+            text = raw_str(r.content)
+            if text is not None:
+                return ToolError(call_id=r.tool_use_id, error=text)
+            return ToolError(call_id=r.tool_use_id, error="", output=r.content)
+        return ToolOutput(call_id=r.tool_use_id, output=r.content, is_error=r.is_error)
+
+    def _done(self, w: OmaEventW) -> Terminal:
+        try:
+            probe = _probe_decoder.decode(w.data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise FrameProblem(f"a done payload object ({exc})") from None
+        end = Terminal(status="succeeded")
+        usage = probe.token_usage
+        if probe.stop_reason is not UNSET:  # LLMResponse (adapter layer)
+            usage = probe.usage
+            if isinstance(probe.model, str):
+                end.model = probe.model
+        elif probe.success is not UNSET and probe.status is not UNSET:  # AgentRunResult
+            status = _status_decoder.decode(_encode(probe.status))
+            end.status, end.failure = _agent_status(status)
+        elif probe.aborted is True:  # RunResult
+            end.status = "cancelled"
+        if usage is not UNSET and (usage.input_tokens or usage.output_tokens):
+            end.usage = Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
+        end.text = "".join(self._text)
+        if bytes(w.data) != self._ledger.done_payload(end):
+            end.result = w.data
+        if w.error_info is not UNSET:
+            end.error_info = w.error_info
+        return end
+
+    def _error(self, w: OmaEventW) -> Terminal:
+        try:
+            data = _error_data_decoder.decode(w.data)
+            info = _error_info_decoder.decode(w.error_info) if w.error_info is not UNSET else _ErrorInfo()
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            data, info = _ErrorData(), _ErrorInfo()
+        code = data.code if data.code is not UNSET else info.code
+        message = data.message if data.message is not UNSET else info.message
+        status = status_for_code(code if code is not UNSET else None)
+        failure = Failure(
+            status=status,
+            message=message if message is not UNSET else DEFAULT_MESSAGES[status],
+            code=code,
+            recoverable=True if info.retryable is True else UNSET,
+        )
+        end = Terminal(status=status, failure=canonical_failure(status, failure))
+        payload, info_payload = _error_payloads(failure)
+        if bytes(w.data) != payload or w.error_info is UNSET or bytes(w.error_info) != info_payload:
+            end.result = w.data
+            end.error_info = w.error_info
+        return end
+
+
+def _agent_status(status: _AgentStatus) -> tuple[str, Failure | UnsetType]:
+    code = status.code
+    if code in ("ok", "suspended", "skipped"):
+        return "succeeded", UNSET
+    if code == "cancelled":
+        if status.message is UNSET:
+            return "cancelled", UNSET
+        return "cancelled", Failure(status="cancelled", message=status.message, code="cancelled")
+    run_status = status_for_code(code)
+    message = status.message if status.message is not UNSET else DEFAULT_MESSAGES[run_status]
+    return run_status, canonical_failure(run_status, Failure(status=run_status, message=message, code=code))  # type: ignore[arg-type]
+
+
+class OmaEncoder(Encoder):
+    codec = "oma"
+    default_framing = "ndjson"
+
+    def __init__(self, framing: Literal["sse", "ndjson"] | None = None) -> None:
+        super().__init__(framing)
+        self._ledger = RunLedger()
+
+    def _carrier_payload(self, event: Event, name: str, covers: int) -> bytes:
+        return b'{"type":' + json_encode(name) + b',"data":{' + carrier_body(event, covers) + b"}}"
+
+    def _write(self, kind: bytes, data: bytes, event: Event, info: bytes = b"") -> bytes:
+        payload = b'{"type":"' + kind + b'","data":' + data
+        if info:
+            payload += b',"errorInfo":' + info
+        payload += b"}"
+        if event.extra is not UNSET:
+            payload = splice_extra(payload, event.extra)  # type: ignore[arg-type]
+        return self._frame(payload)
+
+    def _handle(self, e: Event, parts: list[bytes]) -> None:  # noqa: C901
+        t = type(e)
+        if t is not Terminal:
+            self._ledger.see(e)
+        if t is TextDelta or t is ReasoningDelta:
+            kind = b"text" if t is TextDelta else b"reasoning"
+            native = e.message_id is UNSET and not e.synthetic and e.part_id is UNSET  # type: ignore[attr-defined]
+            self._put(parts, e, [self._write(kind, json_encode(e.text), e)], native)  # type: ignore[attr-defined]
+        elif t is ToolCall:
+            self._tool_call(e, parts)  # type: ignore[arg-type]
+        elif t is ToolOutput:
+            self._tool_output(e, parts)  # type: ignore[arg-type]
+        elif t is ToolError:
+            self._tool_error(e, parts)  # type: ignore[arg-type]
+        elif t is ToolDenied:
+            content = json_encode(e.reason if e.reason is not UNSET else "denied")  # type: ignore[attr-defined]
+            block = ToolResultBlock(tool_use_id=e.call_id, content=Raw(content), is_error=True)  # type: ignore[attr-defined]
+            self._put(parts, e, [self._write(b"tool_result", _encode(block), e)], False)
+        elif t is DataPart and e.origin == "oma":  # type: ignore[attr-defined]
+            self._put(parts, e, [self._frame(bytes(e.data))], e.message_id is UNSET)  # type: ignore[attr-defined]
+        elif t is Terminal:
+            self._terminal(e, parts)  # type: ignore[arg-type]
+        elif isinstance(e, _STRUCTURE) and e.synthetic:
+            return
+        else:
+            parts.append(self._carry(e))
+
+    def _tool_call(self, e: ToolCall, parts: list[bytes]) -> None:
+        native = (
+            e.message_id is UNSET
+            and not e.synthetic
+            and e.tool_kind is UNSET
+            and e.parent_id is UNSET
+            and e.status is UNSET
+            and e.started_at is UNSET
+            and e.ended_at is UNSET
+            and e.result_text is UNSET
+            and e.failure is UNSET
+        )
+        raw_input = e.input
+        if raw_input is UNSET:
+            raw_input, ok = parse_arguments(e.arguments_json)
+            native = native and ok
+        elif e.arguments_json is not UNSET:
+            native = False
+        block = ToolUseBlock(id=e.call_id, name=e.name, input=raw_input, signature=e.signature)
+        self._put(parts, e, [self._write(b"tool_use", _encode(block), e)], native)
+
+    def _tool_output(self, e: ToolOutput, parts: list[bytes]) -> None:
+        raw = bytes(e.output)
+        native = e.message_id is UNSET and not e.synthetic
+        if raw[:1] in (b'"', b"["):
+            content = raw
+        else:
+            content, native = json_encode(raw.decode()), False
+        block = ToolResultBlock(tool_use_id=e.call_id, content=Raw(content), is_error=e.is_error)
+        self._put(parts, e, [self._write(b"tool_result", _encode(block), e)], native)
+
+    def _tool_error(self, e: ToolError, parts: list[bytes]) -> None:
+        native = e.message_id is UNSET and not e.synthetic and e.failure is UNSET
+        if e.output is not UNSET:
+            content = bytes(e.output)
+            native = native and not e.error and content[:1] == b"["
+        else:
+            content = json_encode(e.error)
+        block = ToolResultBlock(tool_use_id=e.call_id, content=Raw(content), is_error=True)
+        self._put(parts, e, [self._write(b"tool_result", _encode(block), e)], native)
+
+    def _terminal(self, e: Terminal, parts: list[bytes]) -> None:
+        native = (
+            e.message_id is UNSET
+            and not e.synthetic
+            and (e.text is UNSET or e.text == self._assembled())
+            and e.provider is UNSET
+            and e.guarded is UNSET
+            and e.correlation_id is UNSET
+            and e.turn_id is UNSET
+        )
+        if e.status in ("succeeded", "cancelled"):
+            if e.result is UNSET:
+                native = native and e.model is UNSET and _usage_native(e.usage)
+            if e.status == "cancelled":
+                native = native and e.failure is UNSET
+            data = bytes(e.result) if e.result is not UNSET else self._ledger.done_payload(e)
+            frame = self._write(b"done", data, e, bytes(e.error_info) if e.error_info is not UNSET else b"")
+        else:
+            data, info = _error_payloads(e.failure if e.failure is not UNSET else default_failure(e.status))
+            native = native and e.model is UNSET and e.usage is UNSET and _failure_native(e)
+            if e.result is not UNSET:
+                data = bytes(e.result)
+                info = bytes(e.error_info) if e.error_info is not UNSET else b""
+            frame = self._write(b"error", data, e, info)
+        self._put(parts, e, [frame], native)
+
+
+def _usage_native(u: Usage | UnsetType) -> bool:
+    if u is UNSET:
+        return True
+    return (
+        u.cached_tokens is UNSET
+        and u.cache_write_tokens is UNSET
+        and u.cache_read_tokens is UNSET
+        and u.reasoning_tokens is UNSET
+        and u.cost_usd is UNSET
+        and u.duration_ms is UNSET
+        and u.model is UNSET
+        and bool(u.input_tokens or u.output_tokens)
+    )
+
+
+def _failure_native(e: Terminal) -> bool:
+    f = e.failure
+    if f is UNSET:
+        return True
+    return (
+        f.status == e.status
+        and f.code is not UNSET
+        and status_for_code(f.code) == e.status
+        and f.recoverable is not False
+        and f.retry_after_ms is UNSET
+        and f.correlation_id is UNSET
+    )

@@ -1,0 +1,93 @@
+"""Streaming translation: chunks of one protocol in, chunks of another out.
+
+:class:`Translator` is the sans-IO core (``feed`` bytes, get bytes; ``close`` at the end); the
+proxy and the CLI use it directly. :func:`translate` wraps it for iterables and async iterables:
+each input chunk gives at most one output chunk, produced before the next input is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from typing import overload
+
+from .codecs import get
+from .codecs.framing import DEFAULT_MAX_EVENT_SIZE, Framing
+from .events import Event
+
+__all__ = ["Translator", "translate"]
+
+
+class Translator:
+    """Decode ``source`` and encode ``target`` in one step per received chunk."""
+
+    def __init__(
+        self,
+        source: str,
+        target: str,
+        *,
+        source_framing: Framing | None = None,
+        target_framing: Framing | None = None,
+        strict: bool = False,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        **encoder_options: object,
+    ) -> None:
+        self.source = get(source)
+        self.target = get(target)
+        self.decoder = self.source.decoder(source_framing, strict=strict, max_event_size=max_event_size)
+        self.encoder = self.target.encoder(target_framing, **encoder_options)
+        self.events_in = 0
+
+    def feed(self, data: bytes) -> bytes:
+        events = self.decoder.feed(data)
+        self.events_in += len(events)
+        return self.encoder.encode(events) if events else b""
+
+    def feed_events(self, events: Iterable[Event]) -> bytes:
+        return self.encoder.encode(events)
+
+    def close(self) -> bytes:
+        """End of input: whatever remains, ending with exactly one terminal."""
+        events = self.decoder.close()
+        self.events_in += len(events)
+        return self.encoder.encode(events) + self.encoder.close()
+
+    @property
+    def terminated(self) -> bool:
+        return self.encoder.terminated
+
+
+@overload
+def translate(chunks: Iterable[bytes], source: str, target: str, **options: object) -> Iterator[bytes]: ...
+@overload
+def translate(chunks: AsyncIterable[bytes], source: str, target: str, **options: object) -> AsyncIterator[bytes]: ...
+def translate(chunks, source, target, **options):  # type: ignore[no-untyped-def]
+    """Translate a stream of ``source`` bytes into ``target`` bytes, chunk by chunk.
+
+    ``options``: ``source_framing`` / ``target_framing`` (``"sse"`` or ``"ndjson"``), ``strict``
+    (raise :class:`~streambridge.codecs.StreamError` on bad input instead of forwarding it),
+    ``max_event_size``, and encoder options (nest: ``sequence_ids``).
+    """
+    translator = Translator(source, target, **options)
+    if hasattr(chunks, "__aiter__"):
+        return _translate_async(chunks, translator)
+    return _translate_sync(chunks, translator)
+
+
+def _translate_sync(chunks: Iterable[bytes], translator: Translator) -> Iterator[bytes]:
+    for chunk in chunks:
+        out = translator.feed(chunk)
+        if out:
+            yield out
+    tail = translator.close()
+    if tail:
+        yield tail
+
+
+async def _translate_async(chunks: AsyncIterable[bytes], translator: Translator) -> AsyncIterator[bytes]:
+    async for chunk in chunks:
+        out = translator.feed(chunk)
+        if out:
+            yield out
+    tail = translator.close()
+    if tail:
+        yield tail

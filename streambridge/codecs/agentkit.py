@@ -49,7 +49,6 @@ from .base import (
     FrameProblem,
     canonical_failure,
     carrier_body,
-    base_type,
     decode_envelope,
     decode_known,
     lenient_decoders,
@@ -315,7 +314,7 @@ class AgentkitDecoder(Decoder):
         return [part]
 
     def _event(self, w: _T, extra: dict[str, Raw] | UnsetType) -> list[Event]:  # noqa: C901, PLR0912
-        t = base_type(w)
+        t = type(w)
         e: Event
         if t is TextDeltaW:
             e = TextDelta(text=w.text, message_id=self._mid(w.message_id))  # type: ignore[attr-defined]

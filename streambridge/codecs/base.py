@@ -136,26 +136,15 @@ def decode_known(
     except msgspec.ValidationError as exc:
         raise FrameProblem(f"a valid {kind!r} frame ({exc})") from None
     log.warning("%s: unknown fields inside a %r frame were dropped", codec, kind)
-    return wire
-
-
-_LENIENT_BASES: dict[type, type] = {}
+    return msgspec.convert(msgspec.structs.asdict(wire), cls)
 
 
 def lenient_decoders(types: dict[str, type[msgspec.Struct]]) -> dict[str, msgspec.json.Decoder]:
     """Per-kind decoders that ignore unknown members (for nested unknown fields)."""
-    decoders = {}
-    for kind, cls in types.items():
-        lenient = msgspec.defstruct(cls.__name__, [], bases=(cls,), forbid_unknown_fields=False)
-        _LENIENT_BASES[lenient] = cls
-        decoders[kind] = msgspec.json.Decoder(lenient)
-    return decoders
-
-
-def base_type(wire: object) -> type:
-    """The wire class of a decoded frame (a lenient decoder's subclass maps to its base)."""
-    t = type(wire)
-    return _LENIENT_BASES.get(t, t)
+    return {
+        kind: msgspec.json.Decoder(msgspec.defstruct(cls.__name__, [], bases=(cls,), forbid_unknown_fields=False))
+        for kind, cls in types.items()
+    }
 
 
 def derived_id(prefix: str, first: Event) -> str:

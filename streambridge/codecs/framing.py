@@ -84,6 +84,8 @@ class SSEParser:
         self._discarding = False
         self._pos = 0  # stream offset of the start of self._buf
         self._index = 0
+        self._pending: list[bytes] = []
+        self._pending_size = 0
 
     def feed(self, chunk: bytes) -> list[Frame]:
         if not self._started:
@@ -95,30 +97,85 @@ class SSEParser:
             if chunk[:1] == b"\n":
                 chunk = chunk[1:]
                 self._pos += 1
-        data = self._buf + chunk if self._buf else chunk
+        if b"\n" not in chunk and b"\r" not in chunk:
+            return self._hold(chunk)
+        data = self._take_pending(chunk)
         if b"\r" in data:
             data = self._normalise_cr(data)
-        out: list[Frame] = []
-        start = 0
-        find = data.find
-        while True:
-            end = find(b"\n", start)
-            if end < 0:
-                break
-            self._line(data[start:end], self._pos + start, out)
-            start = end + 1
-        self._pos += start
-        self._buf = data[start:]
-        if len(self._buf) + self._event_size > self.max_event_size and not self._discarding:
+        if self._has_fields or self._discarding:
+            return self._feed_lines(data)
+        return self._feed_blocks(data)
+
+    def _hold(self, chunk: bytes) -> list[Frame]:
+        """A chunk with no line end completes nothing: keep it without copying the buffer
+        (a large frame arriving in small pieces must not cost quadratic time)."""
+        if chunk:
+            self._pending.append(chunk)
+            self._pending_size += len(chunk)
+        if self._pending_size + len(self._buf) + self._event_size > self.max_event_size and not self._discarding:
             self._oversize(self._pos)
-            self._buf = b""
+            self._pending, self._pending_size, self._buf = [], 0, b""
         elif self._discarding:
+            self._pos += self._pending_size + len(self._buf)
+            self._pending, self._pending_size, self._buf = [], 0, b""
+        return []
+
+    def _take_pending(self, chunk: bytes) -> bytes:
+        if self._pending:
+            data = b"".join([self._buf, *self._pending, chunk])
+            self._pending, self._pending_size = [], 0
+            return data
+        return self._buf + chunk if self._buf else chunk
+
+    def _feed_blocks(self, data: bytes) -> list[Frame]:
+        """At an event boundary: split whole events at blank lines; one-line ``data:`` events
+        (nearly all of them) become frames directly, others go through the line rules."""
+        blocks = data.split(b"\n\n")
+        rest = blocks.pop()
+        out: list[Frame] = []
+        pos = self._pos
+        limit = self.max_event_size
+        for block in blocks:
+            if block[:6] == b"data: " and block.find(b"\n") < 0 and len(block) < limit:
+                self._index += 1
+                self._last_id = self._id_buffer
+                out.append(Frame(block[6:], "", self._last_id, False, self._index, pos))
+            else:
+                self._block_lines(block, pos, out)
+            pos += len(block) + 2
+        self._pos = pos
+        self._buf = b""
+        if len(rest) > limit:
+            return out + self._feed_lines(rest)
+        self._buf = rest
+        return out
+
+    def _block_lines(self, block: bytes, pos: int, out: list[Frame]) -> None:
+        for line in block.split(b"\n"):
+            self._line(line, pos, out)
+            pos += len(line) + 1
+        self._line(b"", pos, out)
+
+    def _feed_lines(self, data: bytes) -> list[Frame]:
+        lines = data.split(b"\n")
+        self._buf = lines.pop()
+        out: list[Frame] = []
+        pos = self._pos
+        for line in lines:
+            self._line(line, pos, out)
+            pos += len(line) + 1
+        self._pos = pos
+        if self._discarding:
             self._pos += len(self._buf)
+            self._buf = b""
+        elif len(self._buf) + self._event_size > self.max_event_size:
+            self._oversize(self._pos)
             self._buf = b""
         return out
 
     def close(self) -> list[Frame]:
         """End of input: an unterminated event is reported in ``problems``, never dispatched."""
+        self._buf = self._take_pending(b"")
         if self._buf or self._has_fields:
             raw = b"\n".join([b"data: " + d for d in self._data])
             if self._buf:
@@ -200,17 +257,15 @@ class SSEParser:
             self._index += 1
             data = self._data[0] if len(self._data) == 1 else b"\n".join(self._data)
             out.append(
-                Frame(
-                    data,
-                    self._event,
-                    self._last_id,
-                    self._own_id,
-                    self._index,
-                    self._event_offset,
-                    self._retry,
-                )
+                Frame(data, self._event, self._last_id, self._own_id, self._index, self._event_offset, self._retry)
             )
-        self._reset_event()
+        self._data = []
+        if self._event:
+            self._event = ""
+        self._own_id = False
+        self._retry = None
+        self._event_size = 0
+        self._has_fields = False
 
     def _reset_event(self) -> None:
         self._data = []
@@ -249,9 +304,17 @@ class NDJSONParser:
         self._pos = 0
         self._index = 0
         self._discarding = False
+        self._pending: list[bytes] = []
+        self._pending_size = 0
 
     def feed(self, chunk: bytes) -> list[Frame]:
-        data = self._buf + chunk if self._buf else chunk
+        if b"\n" not in chunk:
+            return self._hold(chunk)
+        if self._pending:
+            data = b"".join([self._buf, *self._pending, chunk])
+            self._pending, self._pending_size = [], 0
+        else:
+            data = self._buf + chunk if self._buf else chunk
         out: list[Frame] = []
         start = 0
         find = data.find
@@ -282,8 +345,32 @@ class NDJSONParser:
             self._buf = b""
         return out
 
+    def _hold(self, chunk: bytes) -> list[Frame]:
+        if self._discarding:
+            self._pos += len(chunk)
+            return []
+        self._pending.append(chunk)
+        self._pending_size += len(chunk)
+        if self._pending_size + len(self._buf) > self.max_event_size:
+            self._index += 1
+            self.problems.append(
+                FramingError(
+                    f"line larger than the limit of {self.max_event_size} bytes",
+                    index=self._index,
+                    offset=self._pos,
+                    raw=(self._buf + self._pending[0])[:200],
+                )
+            )
+            self._discarding = True
+            self._pos += self._pending_size + len(self._buf)
+            self._pending, self._pending_size, self._buf = [], 0, b""
+        return []
+
     def close(self) -> list[Frame]:
         out: list[Frame] = []
+        if self._pending:
+            self._buf = b"".join([self._buf, *self._pending])
+            self._pending, self._pending_size = [], 0
         if self._buf and not self._discarding:
             self._line(self._buf, self._pos, out)
         self._buf = b""

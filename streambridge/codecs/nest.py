@@ -47,7 +47,6 @@ from .base import (
     FrameProblem,
     canonical_failure,
     carrier_body,
-    base_type,
     decode_envelope,
     decode_known,
     lenient_decoders,
@@ -264,6 +263,11 @@ class NestDecoder(Decoder):
         self._cancelled = False
 
     def _decode(self, frame: Frame) -> list[Event]:
+        if not frame.event and self._meta is None and not frame.own_id and self.framing == "sse":
+            try:  # the hot path: an unnamed data frame of a known kind
+                return self._event(_frame_decoder.decode(frame.data), UNSET)
+            except (msgspec.ValidationError, msgspec.DecodeError):
+                pass
         data = frame.data
         event_name = frame.event
         if self.framing == "ndjson" and data.startswith(_NAMED_NDJSON):
@@ -345,7 +349,7 @@ class NestDecoder(Decoder):
         return [self._unknown(kind, frame)]
 
     def _event(self, w: _K, extra: dict[str, Raw] | UnsetType) -> list[Event]:  # noqa: C901, PLR0911, PLR0912
-        t = base_type(w)
+        t = type(w)
         e: Event
         if t is TextW:
             e = TextDelta(text=w.text)  # type: ignore[attr-defined]

@@ -1,0 +1,168 @@
+"""Translation throughput: a generated transcript converted SSE→SSE for every pair of codecs.
+
+Next to each result stands a *floor* measured in the same run on the same bytes: split the SSE
+frames, msgspec-decode each into its protocol's wire type and encode it back, with no
+translation. The ratio says what the event model, the state machines and the framing cost on
+top of the unavoidable JSON work. Input is read in 64 KiB chunks from a file, output written
+to /dev/null, so memory stays constant whatever the size (peak RSS growth is reported).
+
+    python bench/translate_bench.py            # 1,000,000 events per source
+    python bench/translate_bench.py --events 100000
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import resource
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+
+from streambridge import Translator
+from streambridge.codecs import agentkit, nest, oma
+
+CHUNK = 64 * 1024
+CODECS = ("nest", "agentkit", "oma")
+
+
+def _nest_frames(n: int) -> Iterator[bytes]:
+    yield b'event: meta\ndata: {"runId":"run-1","threadId":"thr-1"}\n\n'
+    i = 0
+    while i < n - 2:
+        yield b'data: {"kind":"step-start"}\n\n'
+        yield b'data: {"kind":"reasoning","text":"thinking about it"}\n\n'
+        for k in range(40):
+            yield b'data: {"kind":"text","text":"token %d of the answer "}\n\n' % k
+        cid = b"call-%d" % i
+        yield b'data: {"kind":"tool-input-available","id":"%s","name":"lookup","input":{"q":"item %d"},"toolKind":"read"}\n\n' % (cid, i)
+        yield b'data: {"kind":"tool-output","id":"%s","output":{"rows":3,"ok":true}}\n\n' % cid
+        yield b'data: {"kind":"step-finish","usage":{"inputTokens":11,"outputTokens":5},"costUsd":null}\n\n'
+        i += 46
+    yield b"event: done\ndata: {}\n\n"
+
+
+def _agentkit_frames(n: int) -> Iterator[bytes]:
+    yield b'data: {"type":"turn_start","turnId":"t1","messageId":"m1","provider":"custom"}\n\n'
+    i, text = 0, []
+    while i < n - 2:
+        yield b'data: {"type":"thinking_delta","messageId":"m1","text":"thinking about it"}\n\n'
+        for k in range(40):
+            yield b'data: {"type":"text_delta","messageId":"m1","text":"token %d of the answer "}\n\n' % k
+            text.append("token %d of the answer " % k)
+        cid = b"call-%d" % i
+        yield b'data: {"type":"tool_call","messageId":"m1","call":{"id":"%s","name":"lookup","argumentsJson":"{\\"q\\":\\"item\\"}","status":"running"}}\n\n' % cid
+        yield b'data: {"type":"tool_result","messageId":"m1","callId":"%s","status":"succeeded","resultText":"3 rows"}\n\n' % cid
+        i += 43
+    result = msgspec.json.encode({"status": "succeeded", "text": "".join(text), "provider": "custom"})
+    yield b'data: {"type":"turn_end","turnId":"t1","messageId":"m1","result":' + result + b"}\n\n"
+
+
+def _oma_frames(n: int) -> Iterator[bytes]:
+    i = 0
+    while i < n - 1:
+        yield b'data: {"type":"reasoning","data":"thinking about it"}\n\n'
+        for k in range(40):
+            yield b'data: {"type":"text","data":"token %d of the answer "}\n\n' % k
+        cid = b"call-%d" % i
+        yield b'data: {"type":"tool_use","data":{"type":"tool_use","id":"%s","name":"lookup","input":{"q":"item"}}}\n\n' % cid
+        yield b'data: {"type":"tool_result","data":{"type":"tool_result","tool_use_id":"%s","content":"3 rows"}}\n\n' % cid
+        i += 43
+    yield b'data: {"type":"done","data":{"success":true,"status":{"code":"ok"},"output":"","messages":[],"tokenUsage":{"input_tokens":1,"output_tokens":2},"toolCalls":[]}}\n\n'
+
+
+GENERATORS = {"nest": _nest_frames, "agentkit": _agentkit_frames, "oma": _oma_frames}
+WIRE = {"nest": nest.NestFrame, "agentkit": agentkit.AgentFrame, "oma": oma.OmaEventW}
+
+
+def write_transcript(codec: str, n: int, folder: Path) -> tuple[Path, int]:
+    path = folder / f"{codec}.sse"
+    count = 0
+    with path.open("wb") as f:
+        buf: list[bytes] = []
+        for frame in GENERATORS[codec](n):
+            buf.append(frame)
+            count += 1
+            if len(buf) >= 4096:
+                f.write(b"".join(buf))
+                buf.clear()
+        f.write(b"".join(buf))
+    return path, count
+
+
+def chunks(path: Path) -> Iterator[bytes]:
+    with path.open("rb") as f:
+        while block := f.read(CHUNK):
+            yield block
+
+
+def floor(codec: str, path: Path) -> float:
+    """Seconds to split, decode and re-encode every frame with no translation."""
+    decoder = msgspec.json.Decoder(WIRE[codec])
+    generic = msgspec.json.Decoder()  # nest's meta / done frames are not kind-tagged
+    encode = msgspec.json.Encoder().encode
+    sink = open(os.devnull, "wb")  # noqa: SIM115
+    start = time.perf_counter()
+    rest = b""
+    for block in chunks(path):
+        frames = (rest + block).split(b"\n\n")
+        rest = frames.pop()
+        out = []
+        for frame in frames:
+            body = frame[frame.rfind(b"data: ") + 6 :]
+            try:
+                wire = decoder.decode(body)
+            except msgspec.ValidationError:
+                wire = generic.decode(body)
+            out.append(b"data: " + encode(wire) + b"\n\n")
+        sink.write(b"".join(out))
+    elapsed = time.perf_counter() - start
+    sink.close()
+    return elapsed
+
+
+def translate(source: str, target: str, path: Path) -> float:
+    translator = Translator(source, target, source_framing="sse", target_framing="sse")
+    sink = open(os.devnull, "wb")  # noqa: SIM115
+    start = time.perf_counter()
+    for block in chunks(path):
+        sink.write(translator.feed(block))
+    sink.write(translator.close())
+    elapsed = time.perf_counter() - start
+    sink.close()
+    return elapsed
+
+
+def rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=1_000_000)
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for source in CODECS:
+            path, count = write_transcript(source, args.events, Path(tmp))
+            gc.collect()
+            base_rss = rss_mib()
+            floor_rate = count / floor(source, path)
+            for target in CODECS:
+                rate = count / translate(source, target, path)
+                rows.append((source, target, count, rate, floor_rate, rss_mib() - base_rss))
+    print("| source → target | events | events/s | floor events/s | ratio | peak RSS growth |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for source, target, count, rate, floor_rate, rss in rows:
+        print(
+            f"| {source} → {target} | {count:,} | {rate:,.0f} | {floor_rate:,.0f} | "
+            f"{rate / floor_rate:.2f} | {rss:.1f} MiB |"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,50 @@
+"""The golden corpus, the real nest captures, and codec helpers the tests share."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+
+from streambridge.codecs import get
+from streambridge.events import Event, encode_event
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "golden"
+CAPTURES = ROOT.parent / "shared" / "captures" / "nest"
+FILES = {"agentkit": "agentkit.sse", "nest": "nest.sse", "oma": "oma.ndjson"}
+CODECS = tuple(FILES)
+SCENARIOS = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir())
+
+
+def golden(scenario: str, codec: str) -> bytes:
+    return (GOLDEN / scenario / FILES[codec]).read_bytes()
+
+
+def capture_body(path: Path) -> bytes:
+    """The body of a capture file: everything after the first empty line."""
+    raw = path.read_bytes()
+    return raw[raw.index(b"\n\n") + 2 :]
+
+
+def capture_paths() -> list[Path]:
+    return sorted(CAPTURES.glob("*.http"))
+
+
+def decode(codec: str, data: bytes, *, framing: str | None = None, strict: bool = False) -> list[Event]:
+    decoder = get(codec).decoder(framing, strict=strict)  # type: ignore[arg-type]
+    return decoder.feed(data) + decoder.close()
+
+
+def encode(codec: str, events: list[Event], *, framing: str | None = None, **options: object) -> bytes:
+    encoder = get(codec).encoder(framing, **options)  # type: ignore[arg-type]
+    return encoder.encode(events) + encoder.close()
+
+
+def convert(source: str, target: str, data: bytes) -> bytes:
+    return encode(target, decode(source, data))
+
+
+def canonical(events: list[Event]) -> list[bytes]:
+    """Events as comparable bytes; ``seq`` is a transport cursor, not content."""
+    return [encode_event(msgspec.structs.replace(e, seq=msgspec.UNSET)) for e in events]

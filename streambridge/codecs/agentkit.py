@@ -440,7 +440,7 @@ class AgentkitEncoder(Encoder):
         payload = _encode(w)
         if event.extra is not UNSET:
             payload = splice_extra(payload, event.extra)  # type: ignore[arg-type]
-        return self._frame(payload)
+        return payload
 
     def _mid(self, event: Event) -> str:
         return event.message_id if event.message_id is not UNSET else self._primary  # type: ignore[return-value]
@@ -479,7 +479,7 @@ class AgentkitEncoder(Encoder):
         elif t is Status:
             self._put(parts, e, [self._wire(StatusW(message_id=self._mid(e), label=e.label), e)], _plain(e))  # type: ignore[attr-defined]
         elif t is DataPart and e.origin == "agentkit":  # type: ignore[attr-defined]
-            self._put(parts, e, [self._frame(bytes(e.data))], True)  # type: ignore[attr-defined]
+            self._put(parts, e, [bytes(e.data)], True)  # type: ignore[attr-defined]
         elif t is Terminal:
             self._terminal(e, parts)  # type: ignore[arg-type]
         elif isinstance(e, _STRUCTURE) and e.synthetic:

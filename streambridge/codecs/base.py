@@ -27,6 +27,7 @@ from ..events import (
     Event,
     Failure,
     Malformed,
+    RunStart,
     RunStatus,
     Terminal,
     TextDelta,
@@ -36,6 +37,9 @@ from ..events import (
 from .framing import DEFAULT_MAX_EVENT_SIZE, Frame, Framing, make_parser, ndjson_frame, sse_frame
 
 log = logging.getLogger("streambridge")
+
+#: what an encoder hands to ``_put``: an unnamed frame's payload, or ``(event name, payload)``.
+Payload = bytes | tuple[str, bytes]
 
 TRUNCATED_MESSAGE = "The stream ended without a terminal event."
 TRUNCATED_CODE = "truncated"
@@ -173,6 +177,8 @@ class Decoder:
         self._cover_next = 0
         self._text: list[str] = []
         self._after_terminal = 0
+        self._held: Event | None = None
+        self._from_carrier = False
 
     # -- public API ---------------------------------------------------------------------
 
@@ -189,6 +195,7 @@ class Decoder:
         for frame in self._parser.close():
             self._frame(frame, out)
         self._framing_problems(out)
+        self._release(out)
         self._finish(out)
         if not self._terminated:
             if self.strict:
@@ -226,6 +233,7 @@ class Decoder:
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise FrameProblem(f"a streambridge data part with a valid event ({exc})") from None
         self._cover_next = max(carrier.covers, 0)
+        self._from_carrier = True
         return event
 
     def _unknown(self, name: str, frame: Frame, message_id: str | None = None) -> DataPart:
@@ -260,18 +268,31 @@ class Decoder:
             except FrameProblem:
                 pass
             return
+        self._from_carrier = False
         try:
             events = self._decode(frame)
         except FrameProblem as exc:
+            self._release(out)
             self._bad_frame(frame, str(exc), out)
             return
         if self._cover_next:
             self._covering, self._cover_next = self._cover_next, 0
-        if self._terminated:
-            if self.strict:
-                raise StreamError(self.codec, frame.index, frame.offset, "nothing after the terminal event", frame.data)
+        if self._terminated and self.strict:
+            raise StreamError(self.codec, frame.index, frame.offset, "nothing after the terminal event", frame.data)
+        if self._held is not None:
+            if self._from_carrier and events and type(events[0]) is RunStart:
+                self._held = None  # a carried run start amends the native one before it
+            else:
+                self._release(out)
+        if events and type(events[-1]) is RunStart and not self._from_carrier:
+            self._held = events.pop()  # held until the next frame: a carrier may amend it
         for event in events:
             self._push(event, out)
+
+    def _release(self, out: list[Event]) -> None:
+        if self._held is not None:
+            held, self._held = self._held, None
+            self._push(held, out)
 
     def _bad_frame(self, frame: Frame, expected: str, out: list[Event]) -> None:
         if self.strict:
@@ -343,15 +364,30 @@ class Encoder:
     def _carrier_payload(self, event: Event, name: str, covers: int) -> bytes:
         raise NotImplementedError
 
-    def _put(self, parts: list[bytes], event: Event, frames: list[bytes], native: bool) -> None:
-        """Write an event's frames, preceded by a carrier when they do not say all of it."""
-        if not native:
-            parts.append(self._carry(event, len(frames)))
-        parts.extend(frames)
+    def _put(self, parts: list[bytes], event: Event, payloads: list[Payload], native: bool) -> None:
+        """Frame an event's payloads, with a carrier when they do not say all of it.
+
+        The carrier goes before the frames it covers, except for a run start: a protocol's
+        first frame must stay first, so its carrier follows and amends it (covers 0).
+        """
+        amend = type(event) is RunStart
+        if not native and not amend:
+            parts.append(self._carry(event, len(payloads)))
+        for payload in payloads:
+            if type(payload) is tuple:
+                parts.append(self._emit(payload[1], payload[0], event))
+            else:
+                parts.append(self._emit(payload, "", event))  # type: ignore[arg-type]
+        if not native and amend:
+            parts.append(self._carry(event))
+
+    def _emit(self, payload: bytes, name: str, event: Event | None) -> bytes:
+        """One framed frame (nest adds ``id:`` lines here)."""
+        return self._frame(payload, name)
 
     def _carry(self, event: Event, covers: int = 0) -> bytes:
         name = event.name if type(event) is DataPart and event.name else event.__struct_config__.tag  # type: ignore[attr-defined]
-        return self._frame(self._carrier_payload(event, f"data-{name}", covers))
+        return self._emit(self._carrier_payload(event, f"data-{name}", covers), "", None)
 
     def _derived(self, prefix: str) -> str:
         return derived_id(prefix, self._first) if self._first is not None else prefix + "0"
@@ -378,7 +414,11 @@ class Encoder:
 
 
 def carrier_body(event: Event, covers: int) -> bytes:
-    """The shared members of a carrier: ``"covers":N,"event":{...}`` (covers left out when 0)."""
+    """The shared members of a carrier: ``"covers":N,"event":{...}`` (covers left out when 0).
+
+    ``seq`` is left out: it is the source's transport cursor, not part of the event."""
+    if event.seq is not UNSET:
+        event = msgspec.structs.replace(event, seq=UNSET)
     body = b'"event":' + encode_event(event)
     if covers:
         return b'"covers":' + str(covers).encode() + b"," + body

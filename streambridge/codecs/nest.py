@@ -45,6 +45,7 @@ from .base import (
     Decoder,
     Encoder,
     FrameProblem,
+    Payload,
     canonical_failure,
     carrier_body,
     decode_envelope,
@@ -259,11 +260,10 @@ class NestDecoder(Decoder):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self._meta: RunStart | None = None
         self._cancelled = False
 
     def _decode(self, frame: Frame) -> list[Event]:
-        if not frame.event and self._meta is None and not frame.own_id and self.framing == "sse":
+        if not frame.event and not frame.own_id and self.framing == "sse":
             try:  # the hot path: an unnamed data frame of a known kind
                 return self._event(_frame_decoder.decode(frame.data), UNSET)
             except (msgspec.ValidationError, msgspec.DecodeError):
@@ -277,23 +277,14 @@ class NestDecoder(Decoder):
             except (msgspec.DecodeError, msgspec.ValidationError):
                 pass
         if event_name == "meta":
-            self._meta = self._decode_meta(data)
-            return []
+            return [self._decode_meta(data)]
         events = self._decode_body(event_name, data, frame)
-        if self._meta is not None:
-            meta, self._meta = self._meta, None
-            if events and type(events[0]) is RunStart and self._cover_next == 0:
-                return events  # a carried run start amends the meta frame
-            events.insert(0, meta)
         if frame.own_id and frame.last_id.isdigit():
             for event in events:
                 event.seq = int(frame.last_id)
         return events
 
     def _finish(self, out: list[Event]) -> None:
-        if self._meta is not None:
-            self._push(self._meta, out)
-            self._meta = None
         if self._cancelled and not self.terminated:
             self._push(Terminal(status="cancelled", synthetic=True), out)
 
@@ -417,11 +408,12 @@ class NestEncoder(Encoder):
 
     # -- framing helpers -----------------------------------------------------------------
 
-    def _data(self, payload: bytes, event: Event | None = None) -> bytes:
-        seq = event.seq if event is not None else UNSET
-        if seq is not UNSET:
-            self._seq = seq  # type: ignore[assignment]
-            return self._frame(payload, "", str(seq))
+    def _emit(self, payload: bytes, name: str, event: Event | None) -> bytes:
+        """With ``sequence_ids``, event frames are numbered by their 1-based position in this
+        output (the newer nest rule): cursors live in the output's index space, so a replay of
+        the same input gets the same ids. ``meta``, ``done`` and ``error`` never get one."""
+        if name:
+            return self._frame(payload, name)
         if self.sequence_ids:
             self._seq += 1
             return self._frame(payload, "", str(self._seq))
@@ -431,14 +423,10 @@ class NestEncoder(Encoder):
         payload = _encode(w)
         if event.extra is not UNSET:
             payload = splice_extra(payload, event.extra)  # type: ignore[arg-type]
-        return self._data(payload, event)
+        return payload
 
     def _carrier_payload(self, event: Event, name: str, covers: int) -> bytes:
         return b'{"kind":' + json_encode(name) + b"," + carrier_body(event, covers) + b"}"
-
-    def _carry(self, event: Event, covers: int = 0) -> bytes:
-        name = event.name if type(event) is DataPart and event.name else event.__struct_config__.tag  # type: ignore[attr-defined]
-        return self._data(self._carrier_payload(event, f"data-{name}", covers))
 
     # -- preamble, structure -------------------------------------------------------------
 
@@ -446,7 +434,6 @@ class NestEncoder(Encoder):
         start = event if type(event) is RunStart else RunStart(synthetic=True)
         run_id = start.run_id if start.run_id is not UNSET else self._derived("run-")
         thread_id = start.thread_id if start.thread_id is not UNSET else "thr-" + run_id
-        parts.append(self._frame(_encode(MetaW(run_id=run_id, thread_id=thread_id)), "meta"))
         native = (
             start.run_id is not UNSET
             and start.message_id is UNSET
@@ -456,8 +443,7 @@ class NestEncoder(Encoder):
             and start.correlation_id is UNSET
             and start.extra is UNSET
         )
-        if not native:
-            parts.append(self._carry(start))
+        self._put(parts, start, [("meta", _encode(MetaW(run_id=run_id, thread_id=thread_id)))], native)
 
     def _open_step(self, parts: list[bytes]) -> None:
         if not self._step_open:
@@ -545,7 +531,7 @@ class NestEncoder(Encoder):
             if e.name == "cancelled":  # type: ignore[attr-defined]
                 self._cancelled_frame = bytes(e.data)  # type: ignore[attr-defined]
                 return
-            self._put(parts, e, [self._data(bytes(e.data), e)], e.message_id is UNSET)  # type: ignore[attr-defined]
+            self._put(parts, e, [bytes(e.data)], e.message_id is UNSET)
         elif t is Terminal:
             self._terminal(e, parts)  # type: ignore[arg-type]
         else:
@@ -575,7 +561,7 @@ class NestEncoder(Encoder):
         self._put(parts, e, [self._wire(w, e)], native)
 
     def _terminal(self, e: Terminal, parts: list[bytes]) -> None:
-        frames: list[bytes] = []
+        frames: list[Payload] = []
         failure = e.failure
         native = (
             _plain(e)
@@ -592,11 +578,11 @@ class NestEncoder(Encoder):
         if e.status == "succeeded":
             if self._step_open:
                 self._close_step(parts)
-            frames.append(self._frame(_DONE, "done"))
+            frames.append(("done", _DONE))
             native = native and failure is UNSET
         elif e.status == "cancelled":
-            frames.append(self._data(self._cancelled_frame))
-            frames.append(self._frame(_DONE, "done"))
+            frames.append(self._cancelled_frame)
+            frames.append(("done", _DONE))
             native = native and failure is UNSET
         else:
             code = STATUS_CODES[e.status]
@@ -613,7 +599,7 @@ class NestEncoder(Encoder):
                     and failure.retry_after_ms is UNSET
                     and failure.correlation_id is UNSET
                 )
-            frames.append(self._frame(_encode(ErrorW(code=code, message=message)), "error"))
+            frames.append(("error", _encode(ErrorW(code=code, message=message))))
         self._put(parts, e, frames, native)
 
 

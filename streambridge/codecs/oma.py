@@ -340,7 +340,7 @@ class OmaEncoder(Encoder):
         payload += b"}"
         if event.extra is not UNSET:
             payload = splice_extra(payload, event.extra)  # type: ignore[arg-type]
-        return self._frame(payload)
+        return payload
 
     def _handle(self, e: Event, parts: list[bytes]) -> None:  # noqa: C901
         t = type(e)
@@ -361,7 +361,7 @@ class OmaEncoder(Encoder):
             block = ToolResultBlock(tool_use_id=e.call_id, content=Raw(content), is_error=True)  # type: ignore[attr-defined]
             self._put(parts, e, [self._write(b"tool_result", _encode(block), e)], False)
         elif t is DataPart and e.origin == "oma":  # type: ignore[attr-defined]
-            self._put(parts, e, [self._frame(bytes(e.data))], e.message_id is UNSET)  # type: ignore[attr-defined]
+            self._put(parts, e, [bytes(e.data)], e.message_id is UNSET)  # type: ignore[attr-defined]
         elif t is Terminal:
             self._terminal(e, parts)  # type: ignore[arg-type]
         elif isinstance(e, _STRUCTURE) and e.synthetic:

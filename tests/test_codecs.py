@@ -1,0 +1,298 @@
+"""Codec behaviour the laws do not pin down: wire details, bad input, ids, the terminal table."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+from msgspec import UNSET
+
+from streambridge import StreamError, Translator, codecs, translate
+from streambridge.events import DataPart, Failure, Malformed, RunStart, Terminal, TextDelta, ToolCall, ToolOutput
+
+from .corpus import CODECS, SCENARIOS, convert, decode, encode, golden
+
+
+def frames(data: bytes) -> list[bytes]:
+    return [f for f in data.split(b"\n\n") if f]
+
+
+def json_frames(data: bytes) -> list[dict]:
+    out = []
+    for frame in frames(data):
+        for line in frame.split(b"\n"):
+            if line.startswith(b"data: "):
+                out.append(json.loads(line[6:]))
+    return out
+
+
+# -- registry and API --------------------------------------------------------------------
+
+
+def test_registry_resolves_aliases_and_names_unknown_protocols() -> None:
+    assert codecs.get("adonis") is codecs.get("nest")
+    assert codecs.names() == ["agentkit", "nest", "oma"]
+    with pytest.raises(KeyError, match="unknown protocol 'vercel'.*agentkit"):
+        codecs.get("vercel")
+
+
+def test_capabilities_split_every_event_type_into_native_or_carried() -> None:
+    nest = codecs.get("nest")
+    assert {"title", "ui", "step-start"} <= nest.native
+    assert {"sources", "status", "suggestions"} <= nest.carried
+    assert "sources" in codecs.get("agentkit").native
+    assert "title" in codecs.get("agentkit").carried
+
+
+def test_translate_accepts_any_iterable_of_chunks() -> None:
+    data = golden("plain-text", "nest")
+    out = b"".join(translate(iter([data[:50], data[50:]]), source="adonis", target="oma"))
+    assert out.endswith(b"\n") and b'"type":"done"' in out
+
+
+def test_every_codec_reads_and_writes_both_framings() -> None:
+    for codec in CODECS:
+        events = decode(codec, golden("tool-streamed-args", codec))
+        for framing in ("sse", "ndjson"):
+            data = encode(codec, events, framing=framing)
+            assert encode(codec, decode(codec, data, framing=framing), framing=framing) == data
+
+
+# -- nest wire ---------------------------------------------------------------------------
+
+
+def test_nest_output_starts_with_meta_and_ends_with_done() -> None:
+    out = convert("agentkit", "nest", golden("plain-text", "agentkit"))
+    first, last = frames(out)[0], frames(out)[-1]
+    meta = json.loads(first.split(b"data: ")[1])
+    assert first.startswith(b"event: meta\n") and set(meta) == {"runId", "threadId"}
+    assert meta["runId"] == "turn_01"
+    assert last == b"event: done\ndata: {}"
+    assert b"\r" not in out
+
+
+def test_nest_error_terminal_has_code_and_message_and_no_done() -> None:
+    out = convert("agentkit", "nest", golden("run-failed", "agentkit"))
+    assert frames(out)[-1] == b'event: error\ndata: {"code":"run_failed","message":"provider exploded"}'
+    assert b"event: done" not in out
+
+
+def test_nest_cancel_is_cancelled_then_done() -> None:
+    out = convert("agentkit", "nest", golden("cancelled", "agentkit"))
+    tail = frames(out)[-2:]
+    assert tail[0].endswith(b'{"kind":"cancelled"}') and tail[1] == b"event: done\ndata: {}"
+    assert decode("nest", out)[-1].status == "cancelled"
+
+
+def test_nest_announces_tools_before_outcomes_for_sources_that_do_not() -> None:
+    events = [ToolOutput(call_id="c9", output=b'"x"'), Terminal(status="succeeded")]  # type: ignore[arg-type]
+    kinds = [f.get("kind") for f in json_frames(encode("nest", events))]
+    assert kinds.index("tool-input-available") < kinds.index("tool-output")
+
+
+def test_nest_sequence_ids_are_numbered_and_kept() -> None:
+    events = decode("agentkit", golden("plain-text", "agentkit"))
+    out = encode("nest", events, sequence_ids=True)
+    ids = [int(line[4:]) for line in out.split(b"\n") if line.startswith(b"id: ")]
+    assert ids == list(range(1, len(ids) + 1)) and len(ids) >= 3
+    for frame in frames(out):
+        if frame.startswith(b"event: "):
+            assert b"\nid: " not in frame, "meta, done and error carry no id"
+    # the source's ids are read, and the same input numbers the same way (stable across attaches)
+    seqs = [e.seq for e in decode("nest", out) if e.seq is not UNSET]
+    assert seqs[0] == 1 and seqs == sorted(set(seqs)) and set(seqs) <= set(ids)
+    assert encode("nest", decode("nest", out), sequence_ids=True) == out
+
+
+def test_nest_frames_without_kind_and_legacy_deltas_are_kept() -> None:
+    data = b'event: meta\ndata: {"runId":"r","threadId":"t"}\n\ndata: {"delta":"old"}\n\nevent: done\ndata: {}\n\n'
+    events = decode("nest", data)
+    assert isinstance(events[1], DataPart) and bytes(events[1].data) == b'{"delta":"old"}'
+    assert encode("nest", events) == data
+
+
+def test_nest_resume_meta_without_thread_id() -> None:
+    data = b'event: meta\ndata: {"runId":"r"}\n\ndata: {"kind":"text","text":"hi"}\n\nevent: done\ndata: {}\n\n'
+    assert isinstance(decode("nest", data)[0], RunStart)
+
+
+# -- agentkit wire -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("source", ["nest", "oma"])
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_agentkit_output_has_message_id_everywhere_and_one_turn_end(source: str, name: str) -> None:
+    out = json_frames(convert(source, "agentkit", golden(name, source)))
+    assert out[0]["type"] == "turn_start"
+    assert all(isinstance(f.get("messageId"), str) for f in out)
+    assert [f["type"] for f in out].count("turn_end") == 1 and out[-1]["type"] == "turn_end"
+
+
+def test_agentkit_turn_end_text_is_the_full_answer() -> None:
+    out = json_frames(convert("nest", "agentkit", golden("tool-streamed-args", "nest")))
+    deltas = "".join(f["text"] for f in out if f["type"] == "text_delta")
+    assert out[-1]["result"]["text"] == deltas and deltas
+
+
+def test_agentkit_interleaved_messages_stay_apart() -> None:
+    events = decode("agentkit", golden("interleaved-messages", "agentkit"))
+    ids = {e.message_id for e in events if isinstance(e, TextDelta)}
+    assert len(ids) == 2  # the primary message (UNSET) and the second one
+    back = json_frames(convert("nest", "agentkit", convert("agentkit", "nest", golden("interleaved-messages", "agentkit"))))
+    assert {f["messageId"] for f in back if f["type"] == "text_delta"} == {"m1", "m2"}
+
+
+def test_agentkit_non_streaming_turn_still_gives_deltas_to_other_targets() -> None:
+    data = golden("non-streaming", "agentkit")
+    texts = [f["text"] for f in json_frames(convert("agentkit", "nest", data)) if f.get("kind") == "text"]
+    assert texts == [json_frames(data)[-1]["result"]["text"]]
+    assert convert("agentkit", "agentkit", data) == data  # no faked deltas back in agentkit
+
+
+def test_agentkit_failure_status_matches_the_terminal_status() -> None:
+    for name in ("quota-exceeded", "blocked", "refused", "not-provisioned", "cancelled"):
+        end = json_frames(convert("nest", "agentkit", golden(name, "nest")))[-1]["result"]
+        assert end["failure"]["status"] == end["status"] != "succeeded"
+
+
+# -- oma wire ----------------------------------------------------------------------------
+
+
+def test_oma_error_is_explicit_never_an_empty_object() -> None:
+    line = json.loads(convert("nest", "oma", golden("run-failed", "nest")).splitlines()[-1])
+    assert line["type"] == "error"
+    assert line["data"] == {"name": "Error", "message": "provider exploded", "code": "run_failed"}
+    assert line["errorInfo"]["message"] == "provider exploded" and line["errorInfo"]["kind"]
+
+
+@pytest.mark.parametrize(
+    ("name", "status"),
+    [("oma-done-llmresponse", "succeeded"), ("oma-done-runresult", "succeeded"), ("oma-done-agentrunresult", "succeeded"), ("cancelled", "cancelled")],
+)
+def test_oma_done_layers_are_told_apart_and_re_emitted_as_received(name: str, status: str) -> None:
+    data = golden(name, "oma")
+    end = decode("oma", data)[-1]
+    assert isinstance(end, Terminal) and end.status == status
+    assert bytes(end.result) == json.dumps(json.loads(data.splitlines()[-1])["data"], separators=(",", ":"), ensure_ascii=False).encode()
+    assert convert("oma", "oma", data) == data
+
+
+def test_oma_loop_and_budget_events_survive_other_protocols() -> None:
+    data = golden("oma-loop-budget", "oma")
+    for via in ("nest", "agentkit"):
+        middle = convert("oma", via, data)
+        assert b"data-loop_detected" in middle and b"data-budget_exceeded" in middle
+        assert convert(via, "oma", middle) == data
+
+
+# -- unknown kinds and fields ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("source", CODECS)
+def test_unknown_kinds_and_fields_come_back_intact(source: str) -> None:
+    data = golden("unknown-kinds", source)
+    for via in CODECS:
+        assert convert(via, source, convert(source, via, data)) == data
+
+
+def test_unknown_kind_travels_as_a_data_part_named_after_it() -> None:
+    out = json_frames(convert("nest", "agentkit", golden("unknown-kinds", "nest")))
+    part = next(f for f in out if f["type"] == "data-reaction")
+    assert part["event"]["data"] == {"kind": "reaction", "emoji": "👍", "id": "r1"}
+    assert part["messageId"]
+
+
+# -- bad input ---------------------------------------------------------------------------
+
+
+BROKEN = b'event: meta\ndata: {"runId":"r","threadId":"t"}\n\ndata: {"kind":"text","text":"a"}\n\ndata: {"kind":"text",tex}\n\nevent: done\ndata: {}\n\n'
+
+
+def test_strict_mode_names_frame_byte_and_expectation() -> None:
+    with pytest.raises(StreamError) as err:
+        decode("nest", BROKEN, strict=True)
+    assert err.value.frame == 3 and err.value.offset == BROKEN.index(b'data: {"kind":"text",tex')
+    assert "nest: frame 3 at byte" in str(err.value) and "JSON" in str(err.value)
+
+
+def test_lenient_mode_forwards_a_malformed_frame_as_a_data_part_and_logs_it(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="streambridge"):
+        events = decode("nest", BROKEN)
+    bad = [e for e in events if isinstance(e, Malformed)]
+    assert bad and bad[0].raw == '{"kind":"text",tex}' and bad[0].frame == 3
+    assert "frame 3" in caplog.text
+    out = json_frames(encode("agentkit", events))
+    carried = next(f for f in out if f["type"] == "data-malformed")
+    assert carried["event"]["raw"] == '{"kind":"text",tex}'
+    assert out[-1]["result"]["status"] == "succeeded"
+
+
+def test_invalid_field_values_are_malformed_not_crashes() -> None:
+    data = b'data: {"type":"text_delta","messageId":3,"text":"x"}\n\n'
+    assert isinstance(decode("agentkit", data)[0], Malformed)
+    with pytest.raises(StreamError, match="text_delta"):
+        decode("agentkit", data, strict=True)
+
+
+def test_strict_mode_rejects_anything_after_the_terminal() -> None:
+    data = golden("plain-text", "agentkit") + b'data: {"type":"text_delta","messageId":"m","text":"late"}\n\n'
+    with pytest.raises(StreamError, match="after the terminal"):
+        decode("agentkit", data, strict=True)
+    assert isinstance(decode("agentkit", data)[-1], Terminal)
+
+
+def test_truncated_input_gets_an_error_terminal_that_says_so() -> None:
+    end = decode("oma", golden("truncated", "oma"))[-1]
+    assert end.status == "error" and end.synthetic
+    assert end.failure == Failure(status="error", message="The stream ended without a terminal event.", code="truncated", recoverable=True)
+    with pytest.raises(StreamError, match="terminal event before the end of input"):
+        decode("oma", golden("truncated", "oma"), strict=True)
+
+
+def test_a_frame_cut_at_eof_is_reported_not_lost() -> None:
+    data = golden("plain-text", "nest")[:-30]
+    events = decode("nest", data)
+    assert isinstance(events[-2], Malformed) and "ended inside an event" in events[-2].error
+
+
+# -- ids ---------------------------------------------------------------------------------
+
+
+def test_generated_ids_are_deterministic_and_input_dependent() -> None:
+    first = convert("oma", "nest", golden("plain-text", "oma"))
+    assert first == convert("oma", "nest", golden("plain-text", "oma"))
+    other = convert("oma", "nest", golden("tool-error", "oma"))
+    run_id = lambda out: json.loads(frames(out)[0].split(b"data: ")[1])["runId"]  # noqa: E731
+    assert run_id(first) != run_id(other)
+
+
+def test_tool_arguments_are_kept_exactly_as_sent() -> None:
+    raw = '{"q": "half'  # an argument text that is not (yet) valid JSON
+    events = [RunStart(run_id="r"), ToolCall(call_id="c", name="s", arguments_json=raw), Terminal(status="succeeded")]
+    for via in ("nest", "oma"):
+        back = decode("agentkit", convert(via, "agentkit", encode(via, decode("agentkit", encode("agentkit", events)))))
+        assert next(e for e in back if isinstance(e, ToolCall)).arguments_json == raw
+
+
+# -- the terminal table ------------------------------------------------------------------
+
+TERMINALS = [
+    ("succeeded", b"event: done", '"type":"done"'),
+    ("cancelled", b'{"kind":"cancelled"}', '"code":"cancelled"'),
+    ("error", b'"code":"run_failed"', '"code":"run_failed"'),
+    ("blocked", b'"code":"content_filter"', '"code":"content_filter"'),
+    ("refused", b'"code":"refused"', '"code":"refused"'),
+    ("notProvisioned", b'"code":"not_provisioned"', '"code":"not_provisioned"'),
+]
+
+
+@pytest.mark.parametrize(("status", "nest_marker", "oma_marker"), TERMINALS)
+def test_terminal_table(status: str, nest_marker: bytes, oma_marker: str) -> None:
+    events = [RunStart(run_id="r"), TextDelta(text="x"), Terminal(status=status)]  # type: ignore[arg-type]
+    nest_out = encode("nest", events)
+    oma_out = encode("oma", events)
+    assert nest_marker in nest_out
+    assert oma_marker in oma_out.decode()
+    for codec, out in (("nest", nest_out), ("oma", oma_out)):
+        assert decode(codec, out)[-1].status == status

@@ -1,0 +1,198 @@
+"""The SSE parser against the WHATWG EventSource rules: one test per edge case.
+
+Each case is fed whole, per byte and in two halves: incremental parsing must not change it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from streambridge.codecs.framing import Frame, NDJSONParser, SSEParser, ndjson_frame, sse_frame
+
+
+def parse(data: bytes, **kwargs: int) -> list[Frame]:
+    """Frames of ``data``, checked to be the same whole, per byte and split in two."""
+    results = []
+    for pieces in ([data], [data[i : i + 1] for i in range(len(data))], [data[: len(data) // 2], data[len(data) // 2 :]]):
+        parser = SSEParser(**kwargs)
+        frames = [f for piece in pieces for f in parser.feed(piece)] + parser.close()
+        results.append([(f.event, f.data, f.last_id, f.retry) for f in frames])
+    assert results[0] == results[1] == results[2]
+    parser = SSEParser(**kwargs)
+    return parser.feed(data) + parser.close()
+
+
+def datas(data: bytes) -> list[bytes]:
+    return [f.data for f in parse(data)]
+
+
+def test_bom_at_stream_start_is_skipped() -> None:
+    assert datas(b"\xef\xbb\xbfdata: a\n\n") == [b"a"]
+
+
+def test_bom_split_across_chunks_is_skipped() -> None:
+    parser = SSEParser()
+    frames = parser.feed(b"\xef") + parser.feed(b"\xbb") + parser.feed(b"\xbfdata: a\n\n")
+    assert [f.data for f in frames] == [b"a"]
+
+
+def test_only_the_first_bom_is_skipped() -> None:
+    # a second BOM is part of the first line: the field name is then unknown
+    assert datas(b"\xef\xbb\xbf\xef\xbb\xbfdata: a\n\ndata: b\n\n") == [b"b"]
+
+
+def test_cr_only_line_endings() -> None:
+    assert datas(b"data: a\r\rdata: b\r\r") == [b"a", b"b"]
+
+
+def test_crlf_line_endings() -> None:
+    assert datas(b"data: a\r\n\r\ndata: b\r\n\r\n") == [b"a", b"b"]
+
+
+def test_crlf_split_between_chunks_is_one_line_end() -> None:
+    parser = SSEParser()
+    frames = parser.feed(b"data: a\r") + parser.feed(b"\n\r") + parser.feed(b"\ndata: b\r\n\r\n")
+    assert [f.data for f in frames] == [b"a", b"b"]
+
+
+def test_only_one_space_after_the_colon_is_stripped() -> None:
+    assert datas(b"data:  two\n\ndata:none\n\n") == [b" two", b"none"]
+
+
+def test_data_without_colon_is_an_empty_value() -> None:
+    assert datas(b"data\n\n") == [b""]
+
+
+def test_empty_data_line_still_dispatches() -> None:
+    assert datas(b"data:\n\n") == [b""]
+
+
+def test_no_dispatch_without_a_data_field() -> None:
+    assert datas(b"event: x\n\nid: 3\n\n: comment\n\n") == []
+
+
+def test_several_data_lines_join_with_lf() -> None:
+    assert datas(b"data: a\ndata: b\ndata:\n\n") == [b"a\nb\n"]
+
+
+def test_comments_are_ignored_and_counted() -> None:
+    parser = SSEParser()
+    frames = parser.feed(b": ping\n\ndata: a\n: mid\n\n")
+    assert [f.data for f in frames] == [b"a"]
+    assert parser.comments == 2
+
+
+def test_event_name_applies_to_one_event_only() -> None:
+    frames = parse(b"event: meta\ndata: a\n\ndata: b\n\n")
+    assert [(f.event, f.data) for f in frames] == [("meta", b"a"), ("", b"b")]
+
+
+def test_last_event_id_persists_across_events() -> None:
+    frames = parse(b"id: 7\ndata: a\n\ndata: b\n\n")
+    assert [(f.last_id, f.own_id) for f in frames] == [("7", True), ("7", False)]
+
+
+def test_event_id_is_committed_only_at_the_blank_line() -> None:
+    # the id set inside an event that is never dispatched still becomes the last id
+    frames = parse(b"data: a\n\nid: 5\n\ndata: b\n\n")
+    assert [f.last_id for f in frames] == ["", "5"]
+
+
+def test_id_containing_nul_is_ignored() -> None:
+    frames = parse(b"id: 1\ndata: a\n\nid: 2\x003\ndata: b\n\n")
+    assert [f.last_id for f in frames] == ["1", "1"]
+
+
+def test_empty_id_resets_the_last_event_id() -> None:
+    frames = parse(b"id: 1\ndata: a\n\nid\ndata: b\n\n")
+    assert [f.last_id for f in frames] == ["1", ""]
+
+
+def test_retry_accepts_ascii_digits_only() -> None:
+    frames = parse(b"retry: 1500\ndata: a\n\nretry: 15x\ndata: b\n\nretry: \xd9\xa3\ndata: c\n\n")
+    assert [f.retry for f in frames] == [1500, None, None]
+
+
+def test_unterminated_event_at_eof_is_not_dispatched_but_reported() -> None:
+    parser = SSEParser()
+    frames = parser.feed(b"data: a\n\ndata: cut") + parser.close()
+    assert [f.data for f in frames] == [b"a"]
+    assert len(parser.problems) == 1
+    assert parser.problems[0].index == 2
+    assert b"cut" in parser.problems[0].raw
+
+
+def test_invalid_utf8_is_kept_as_bytes_and_decodes_to_replacement() -> None:
+    (frame,) = parse(b"event: \xff\ndata: \xfe\n\n")
+    assert frame.event == "\ufffd"
+    assert frame.data.decode("utf-8", "replace") == "\ufffd"
+
+
+def test_line_starting_with_a_space_is_an_unknown_field() -> None:
+    assert datas(b" data: a\ndata: b\n\n") == [b"b"]
+
+
+def test_unknown_fields_are_ignored() -> None:
+    assert datas(b"foo: bar\ndata: a\n\n") == [b"a"]
+
+
+def test_field_names_are_case_sensitive() -> None:
+    assert datas(b"Data: a\ndata: b\n\n") == [b"b"]
+
+
+def test_extra_blank_lines_between_events_are_harmless() -> None:
+    assert datas(b"\n\n\ndata: a\n\n\n\ndata: b\n\n") == [b"a", b"b"]
+
+
+def test_event_over_the_size_limit_is_reported_and_skipped() -> None:
+    parser = SSEParser(max_event_size=64)
+    frames = parser.feed(b"data: " + b"x" * 100 + b"\n\ndata: ok\n\n") + parser.close()
+    assert [f.data for f in frames] == [b"ok"]
+    assert "larger than the limit" in str(parser.problems[0])
+
+
+def test_oversize_event_arriving_in_pieces_is_reported_once() -> None:
+    parser = SSEParser(max_event_size=64)
+    frames = []
+    for _ in range(20):
+        frames += parser.feed(b"x" * 10)
+    frames += parser.feed(b"\n\ndata: ok\n\n") + parser.close()
+    assert [f.data for f in frames] == [b"ok"]
+    assert len(parser.problems) == 1
+
+
+def test_no_line_length_cap_below_the_event_limit() -> None:
+    big = b"y" * 600_000  # over aiohttp's 512 KiB LineTooLong limit
+    assert datas(b"data: " + big + b"\n\n") == [big]
+
+
+def test_frames_know_their_number_and_offset() -> None:
+    frames = parse(b"data: a\n\n: c\n\nevent: e\ndata: b\n\n")
+    assert [(f.index, f.offset) for f in frames] == [(1, 0), (2, 14)]
+
+
+def test_writer_emits_lf_only_and_splits_multiline_data() -> None:
+    assert sse_frame(b"{}") == b"data: {}\n\n"
+    assert sse_frame(b"{}", "done") == b"event: done\ndata: {}\n\n"
+    assert sse_frame(b"{}", "", "4") == b"id: 4\ndata: {}\n\n"
+    assert sse_frame(b"a\r\nb") == b"data: a\ndata: b\n\n"
+    assert datas(sse_frame(b"a\nb")) == [b"a\nb"]
+
+
+def test_ndjson_lines_skip_blanks_and_strip_cr() -> None:
+    parser = NDJSONParser()
+    frames = parser.feed(b'{"a":1}\r\n\n  \n{"b":') + parser.feed(b"2}") + parser.close()
+    assert [f.data for f in frames] == [b'{"a":1}', b'{"b":2}']
+
+
+def test_ndjson_writer_wraps_named_events() -> None:
+    assert ndjson_frame(b"{}") == b"{}\n"
+    assert ndjson_frame(b'{"runId":"r"}', "meta") == b'{"event":"meta","data":{"runId":"r"}}\n'
+
+
+@pytest.mark.parametrize("size", [10, 1000])
+def test_ndjson_oversize_line_is_reported(size: int) -> None:
+    parser = NDJSONParser(max_event_size=64)
+    frames = parser.feed(b"x" * size) + parser.feed(b'\n{"ok":1}\n') + parser.close()
+    assert [f.data for f in frames] == ([b'{"ok":1}'] if size > 64 else [b"x" * size, b'{"ok":1}'])
+    assert len(parser.problems) == (1 if size > 64 else 0)

@@ -31,6 +31,12 @@ from ..events import (
     RunStatus,
     Terminal,
     TextDelta,
+    ToolCall,
+    ToolDenied,
+    ToolError,
+    ToolInputDelta,
+    ToolInputStart,
+    ToolOutput,
     decode_event,
     encode_event,
 )
@@ -156,6 +162,13 @@ def derived_id(prefix: str, first: Event) -> str:
     return prefix + hashlib.sha1(encode_event(first)).hexdigest()[:12]
 
 
+def _check_utf8(data: bytes) -> None:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FrameProblem(f"valid UTF-8 (invalid byte 0x{data[exc.start]:02x} at offset {exc.start} of the frame)") from None
+
+
 class Decoder:
     """Base of every codec decoder. Subclasses implement :meth:`_decode`."""
 
@@ -270,6 +283,8 @@ class Decoder:
             return
         self._from_carrier = False
         try:
+            if not frame.data.isascii():
+                _check_utf8(frame.data)
             events = self._decode(frame)
         except FrameProblem as exc:
             self._release(out)
@@ -322,6 +337,7 @@ class Encoder:
         self._terminated = False
         self._first: Event | None = None
         self._text: list[str] = []
+        self._announced: set[str] = set()
         self.dropped = 0
 
     # -- public API ---------------------------------------------------------------------
@@ -389,6 +405,12 @@ class Encoder:
         name = event.name if type(event) is DataPart and event.name else event.__struct_config__.tag  # type: ignore[attr-defined]
         return self._emit(self._carrier_payload(event, f"data-{name}", covers), "", None)
 
+    def _announce(self, call_id: str, parts: list[bytes]) -> None:
+        """Every protocol needs a tool call announced before its outcome: invent one if missing."""
+        if call_id not in self._announced:
+            self._announced.add(call_id)
+            self._handle(ToolCall(call_id=call_id, name="unknown", synthetic=True), parts)
+
     def _derived(self, prefix: str) -> str:
         return derived_id(prefix, self._first) if self._first is not None else prefix + "0"
 
@@ -408,9 +430,21 @@ class Encoder:
             self._begin(event, parts)
         if type(event) is TextDelta and event.message_id is UNSET:
             self._text.append(event.text)
+        elif type(event) is Terminal and event.text is UNSET and event.message_id is UNSET:
+            event = msgspec.structs.replace(event, text=self._assembled())  # as every decoder fills it
+        elif type(event) in _OUTCOMES:
+            self._announce(event.call_id, parts)  # type: ignore[attr-defined]
+        elif type(event) is ToolInputDelta and event.call_id not in self._announced:
+            self._announced.add(event.call_id)
+            self._handle(ToolInputStart(call_id=event.call_id, name="unknown", synthetic=True), parts)
         self._handle(event, parts)
+        if type(event) is ToolCall or type(event) is ToolInputStart:
+            self._announced.add(event.call_id)  # type: ignore[attr-defined]
         if type(event) is Terminal:
             self._terminated = True
+
+
+_OUTCOMES = (ToolOutput, ToolError, ToolDenied)
 
 
 def carrier_body(event: Event, covers: int) -> bytes:

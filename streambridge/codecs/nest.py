@@ -403,7 +403,6 @@ class NestEncoder(Encoder):
         self._seq = 0
         self._step_open = False
         self._tool_in_step = False
-        self._announced: set[str] = set()
         self._cancelled_frame = b'{"kind":"cancelled"}'
 
     # -- framing helpers -----------------------------------------------------------------
@@ -453,10 +452,6 @@ class NestEncoder(Encoder):
         if self._step_open:
             self._handle(StepFinish(synthetic=True), parts)
 
-    def _announce(self, call_id: str, parts: list[bytes]) -> None:
-        if call_id not in self._announced:
-            self._handle(ToolCall(call_id=call_id, name="unknown", synthetic=True), parts)
-
     # -- events --------------------------------------------------------------------------
 
     def _handle(self, e: Event, parts: list[bytes]) -> None:  # noqa: C901, PLR0912, PLR0915
@@ -477,8 +472,10 @@ class NestEncoder(Encoder):
             self._tool_in_step = False
             self._put(parts, e, [self._wire(StepStartW(), e)], _plain(e))
         elif t is StepFinish:
-            if not self._step_open and e.synthetic:
-                return
+            if not self._step_open:
+                if e.synthetic:
+                    return
+                self._open_step(parts)  # a step-finish is always bracketed
             usage, usage_native = _usage_out(e.usage)  # type: ignore[attr-defined]
             w = StepFinishW(usage=usage, cost_usd=e.cost_usd, reasoning_ms=e.reasoning_ms, model=e.model)  # type: ignore[attr-defined]
             self._step_open = False
@@ -487,25 +484,19 @@ class NestEncoder(Encoder):
         elif t is ToolInputStart:
             self._open_step(parts)
             self._tool_in_step = True
-            self._announced.add(e.call_id)  # type: ignore[attr-defined]
             w = ToolInputStartW(id=e.call_id, name=e.name, tool_kind=_kind_out(e.tool_kind), parent_id=e.parent_id)  # type: ignore[attr-defined]
             self._put(parts, e, [self._wire(w, e)], _plain(e) and e.tool_kind != "read")  # type: ignore[attr-defined]
         elif t is ToolInputDelta:
-            if e.call_id not in self._announced:  # type: ignore[attr-defined]
-                self._handle(ToolInputStart(call_id=e.call_id, name="unknown", synthetic=True), parts)  # type: ignore[attr-defined]
             self._put(parts, e, [self._wire(ToolInputDeltaW(id=e.call_id, delta=e.delta), e)], _plain(e))  # type: ignore[attr-defined]
         elif t is ToolCall:
             self._tool_call(e, parts)  # type: ignore[arg-type]
         elif t is ToolOutput:
-            self._announce(e.call_id, parts)  # type: ignore[attr-defined]
             native = _plain(e) and e.is_error is UNSET  # type: ignore[attr-defined]
             self._put(parts, e, [self._wire(ToolOutputW(id=e.call_id, output=e.output), e)], native)  # type: ignore[attr-defined]
         elif t is ToolError:
-            self._announce(e.call_id, parts)  # type: ignore[attr-defined]
             native = _plain(e) and e.failure is UNSET and e.output is UNSET  # type: ignore[attr-defined]
             self._put(parts, e, [self._wire(ToolOutputErrorW(id=e.call_id, error=e.error), e)], native)  # type: ignore[attr-defined]
         elif t is ToolDenied:
-            self._announce(e.call_id, parts)  # type: ignore[attr-defined]
             native = _plain(e) and e.failure is UNSET  # type: ignore[attr-defined]
             self._put(parts, e, [self._wire(ToolOutputDeniedW(id=e.call_id, reason=e.reason), e)], native)  # type: ignore[attr-defined]
         elif t is ToolApprovalRequest:
@@ -540,7 +531,6 @@ class NestEncoder(Encoder):
     def _tool_call(self, e: ToolCall, parts: list[bytes]) -> None:
         self._open_step(parts)
         self._tool_in_step = True
-        self._announced.add(e.call_id)
         native = (
             _plain(e)
             and e.tool_kind != "read"

@@ -53,7 +53,7 @@ def _agentkit_frames(n: int) -> Iterator[bytes]:
         yield b'data: {"type":"thinking_delta","messageId":"m1","text":"thinking about it"}\n\n'
         for k in range(40):
             yield b'data: {"type":"text_delta","messageId":"m1","text":"token %d of the answer "}\n\n' % k
-            text.append("token %d of the answer " % k)
+            text.append(f"token {k} of the answer ")
         cid = b"call-%d" % i
         yield b'data: {"type":"tool_call","messageId":"m1","call":{"id":"%s","name":"lookup","argumentsJson":"{\\"q\\":\\"item\\"}","status":"running"}}\n\n' % cid
         yield b'data: {"type":"tool_result","messageId":"m1","callId":"%s","status":"succeeded","resultText":"3 rows"}\n\n' % cid

@@ -23,8 +23,8 @@ import msgspec
 from msgspec import UNSET, Raw, Struct, UnsetType
 
 __all__ = [
-    "UNSET",
     "RUN_STATUSES",
+    "UNSET",
     "Citation",
     "DataPart",
     "Elicitation",
@@ -79,7 +79,7 @@ class Usage(Struct, **_CONFIG):
     cache_write_tokens: int | UnsetType = UNSET
     cache_read_tokens: int | UnsetType = UNSET
     reasoning_tokens: int | UnsetType = UNSET
-    cost_usd: int | float | None | UnsetType = UNSET
+    cost_usd: int | float | UnsetType | None = UNSET
     duration_ms: int | float | UnsetType = UNSET
     model: str | UnsetType = UNSET
 
@@ -131,7 +131,7 @@ class StepStart(Event, tag="step-start"):
 
 class StepFinish(Event, tag="step-finish"):
     usage: Usage | UnsetType = UNSET
-    cost_usd: int | float | None | UnsetType = UNSET
+    cost_usd: int | float | UnsetType | None = UNSET
     reasoning_ms: int | float | UnsetType = UNSET
     model: str | UnsetType = UNSET
 

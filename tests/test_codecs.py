@@ -8,7 +8,7 @@ import logging
 import pytest
 from msgspec import UNSET
 
-from streambridge import StreamError, Translator, codecs, translate
+from streambridge import StreamError, codecs, translate
 from streambridge.events import DataPart, Failure, Malformed, RunStart, Terminal, TextDelta, ToolCall, ToolOutput
 
 from .corpus import CODECS, SCENARIOS, convert, decode, encode, golden
@@ -33,7 +33,7 @@ def json_frames(data: bytes) -> list[dict]:
 def test_registry_resolves_aliases_and_names_unknown_protocols() -> None:
     assert codecs.get("adonis") is codecs.get("nest")
     assert codecs.names() == ["agentkit", "nest", "oma"]
-    with pytest.raises(KeyError, match="unknown protocol 'vercel'.*agentkit"):
+    with pytest.raises(KeyError, match=r"unknown protocol 'vercel'.*agentkit"):
         codecs.get("vercel")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -11,8 +13,9 @@ from streambridge.events import (
     Citation,
     Failure,
     ReasoningDelta,
-    Sources,
+    RunStart,
     Source,
+    Sources,
     Status,
     StepFinish,
     StepStart,
@@ -24,7 +27,6 @@ from streambridge.events import (
     ToolError,
     ToolOutput,
     Usage,
-    RunStart,
 )
 
 from .corpus import CODECS, SCENARIOS, canonical, convert, decode, encode, golden
@@ -126,10 +128,8 @@ def test_random_bytes_never_raise_in_lenient_mode(data: bytes, codec: str, frami
 @settings(deadline=None)
 @given(st.binary(max_size=400), st.sampled_from(CODECS), st.sampled_from(["sse", "ndjson"]))
 def test_random_bytes_raise_only_stream_error_in_strict_mode(data: bytes, codec: str, framing: str) -> None:
-    try:
+    with contextlib.suppress(StreamError):
         decode(codec, data, framing=framing, strict=True)
-    except StreamError:
-        pass
 
 
 @settings(deadline=None)

@@ -14,7 +14,7 @@ from .framing import DEFAULT_MAX_EVENT_SIZE, Framing
 from .nest import NestDecoder, NestEncoder
 from .oma import OmaDecoder, OmaEncoder
 
-__all__ = ["Codec", "StreamError", "get", "names", "REGISTRY"]
+__all__ = ["REGISTRY", "Codec", "StreamError", "get", "names"]
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class Codec:
         return frozenset(EVENT_TYPES) - self.native
 
 
-_COMMON = {"text", "tool-call", "tool-output", "tool-error", "terminal", "data", "reasoning"}
+_COMMON = {"text", "tool-call", "tool-output", "tool-error", "terminal", "reasoning"}
 
 REGISTRY: dict[str, Codec] = {
     c.name: c

@@ -24,6 +24,8 @@ from ..events import (
     Event,
     Failure,
     ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
     RunStart,
     Source,
     Sources,
@@ -35,8 +37,6 @@ from ..events import (
     TextDelta,
     TextEnd,
     TextStart,
-    ReasoningEnd,
-    ReasoningStart,
     ToolCall,
     ToolDenied,
     ToolError,
@@ -51,9 +51,9 @@ from .base import (
     carrier_body,
     decode_envelope,
     decode_known,
-    lenient_decoders,
     default_failure,
     json_encode,
+    lenient_decoders,
     raw_str,
     splice_extra,
     split_extra,
@@ -313,7 +313,7 @@ class AgentkitDecoder(Decoder):
             part.message_id = self._mid(mid)
         return [part]
 
-    def _event(self, w: _T, extra: dict[str, Raw] | UnsetType) -> list[Event]:  # noqa: C901, PLR0912
+    def _event(self, w: _T, extra: dict[str, Raw] | UnsetType) -> list[Event]:
         t = type(w)
         e: Event
         if t is TextDeltaW:
@@ -449,7 +449,7 @@ class AgentkitEncoder(Encoder):
         if type(event) is not RunStart:
             self._handle(RunStart(synthetic=True), parts)
 
-    def _handle(self, e: Event, parts: list[bytes]) -> None:  # noqa: C901, PLR0912
+    def _handle(self, e: Event, parts: list[bytes]) -> None:
         t = type(e)
         if t is TextDelta:
             if e.synthetic and e.message_id is UNSET:

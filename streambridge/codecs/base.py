@@ -14,6 +14,7 @@ protocol's decoder restores the event exactly (the cross-trip law). See docs/des
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 from collections.abc import Iterable
@@ -276,10 +277,8 @@ class Decoder:
     def _frame(self, frame: Frame, out: list[Event]) -> None:
         if self._covering:
             self._covering -= 1
-            try:  # decoded for the codec's state only: the carried event replaces it
+            with contextlib.suppress(FrameProblem):  # for the codec's state only: the carrier replaces it
                 self._decode(frame)
-            except FrameProblem:
-                pass
             return
         self._from_carrier = False
         try:

@@ -239,13 +239,11 @@ class SSEParser:
             self._data.append(value)
         elif field == b"event":
             self._event = value.decode("utf-8", "replace")
-        elif field == b"id":
-            if b"\x00" not in value:
-                self._id_buffer = value.decode("utf-8", "replace")
-                self._own_id = True
-        elif field == b"retry":
-            if value and value.isdigit():
-                self._retry = int(value)
+        elif field == b"id" and b"\x00" not in value:
+            self._id_buffer = value.decode("utf-8", "replace")
+            self._own_id = True
+        elif field == b"retry" and value and value.isdigit():
+            self._retry = int(value)
 
     def _dispatch(self, out: list[Frame]) -> None:
         if self._discarding:

@@ -50,8 +50,8 @@ from .base import (
     carrier_body,
     decode_envelope,
     decode_known,
-    lenient_decoders,
     json_encode,
+    lenient_decoders,
     parse_arguments,
     raw_str,
     splice_extra,
@@ -81,7 +81,7 @@ class StepStartW(_K, tag="step-start"):
 
 class StepFinishW(_K, tag="step-finish"):
     usage: NestUsage | UnsetType = UNSET
-    cost_usd: int | float | None | UnsetType = UNSET
+    cost_usd: int | float | UnsetType | None = UNSET
     reasoning_ms: int | float | UnsetType = UNSET
     model: str | UnsetType = UNSET
 
@@ -339,7 +339,7 @@ class NestDecoder(Decoder):
             return [self._carrier(data, frame)]
         return [self._unknown(kind, frame)]
 
-    def _event(self, w: _K, extra: dict[str, Raw] | UnsetType) -> list[Event]:  # noqa: C901, PLR0911, PLR0912
+    def _event(self, w: _K, extra: dict[str, Raw] | UnsetType) -> list[Event]:
         t = type(w)
         e: Event
         if t is TextW:
@@ -454,7 +454,7 @@ class NestEncoder(Encoder):
 
     # -- events --------------------------------------------------------------------------
 
-    def _handle(self, e: Event, parts: list[bytes]) -> None:  # noqa: C901, PLR0912, PLR0915
+    def _handle(self, e: Event, parts: list[bytes]) -> None:
         t = type(e)
         if t is TextDelta or t is ReasoningDelta:
             if self._tool_in_step:

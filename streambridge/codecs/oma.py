@@ -42,8 +42,8 @@ from .base import (
     FrameProblem,
     canonical_failure,
     carrier_body,
-    default_failure,
     decode_envelope,
+    default_failure,
     json_encode,
     parse_arguments,
     raw_str,
@@ -225,7 +225,7 @@ class OmaDecoder(Decoder):
             events[0].extra = extra
         return events
 
-    def _event(self, w: OmaEventW, frame: Frame) -> list[Event]:  # noqa: PLR0911
+    def _event(self, w: OmaEventW, frame: Frame) -> list[Event]:
         t = w.type
         if t == "text" or t == "reasoning":
             text = raw_str(w.data)
@@ -248,9 +248,9 @@ class OmaDecoder(Decoder):
             return [self._done(w)]
         if t == "error":
             return [self._error(w)]
-        if t.startswith("data-") and bytes(w.data).startswith(b"{"):
-            if "event" in decode_envelope(bytes(w.data), frame):
-                return [self._carrier(bytes(w.data), frame)]
+        body = bytes(w.data)
+        if t.startswith("data-") and body.startswith(b"{") and "event" in decode_envelope(body, frame):
+            return [self._carrier(body, frame)]
         return [self._unknown(t, frame)]  # loop_detected, budget_exceeded and unknown types
 
     def _tool_result(self, r: ToolResultBlock) -> Event:
@@ -342,7 +342,7 @@ class OmaEncoder(Encoder):
             payload = splice_extra(payload, event.extra)  # type: ignore[arg-type]
         return payload
 
-    def _handle(self, e: Event, parts: list[bytes]) -> None:  # noqa: C901
+    def _handle(self, e: Event, parts: list[bytes]) -> None:
         t = type(e)
         if t is not Terminal:
             self._ledger.see(e)

@@ -289,6 +289,17 @@ class AgentkitDecoder(Decoder):
             self._primary = message_id
         return UNSET if message_id == self._primary else message_id
 
+    def _fast(self, frame: Frame) -> list[Event] | None:
+        if not frame.data.isascii():
+            return None
+        try:
+            wire = _frame_decoder.decode(frame.data)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            return None
+        if type(wire) is TurnStartW or type(wire) is TurnEndW:
+            return None
+        return self._event(wire, UNSET)
+
     def _decode(self, frame: Frame) -> list[Event]:
         try:
             wire = _frame_decoder.decode(frame.data)
@@ -426,6 +437,7 @@ class AgentkitEncoder(Encoder):
         super().__init__(framing)
         self._turn = ""
         self._primary = ""
+        self._primary_json = b'""'
         self._provider = DEFAULT_PROVIDER
         self._model: str | UnsetType = UNSET
 
@@ -435,6 +447,12 @@ class AgentkitEncoder(Encoder):
             b'{"type":' + json_encode(name) + b',"messageId":' + json_encode(mid) + b","
             + carrier_body(event, covers) + b"}"
         )
+
+    def _fast_text(self, e: TextDelta) -> bytes | None:
+        if e.synthetic or e.part_id is not UNSET or e.extra is not UNSET:
+            return None
+        mid = self._primary_json if e.message_id is UNSET else json_encode(e.message_id)
+        return self._head + b'{"type":"text_delta","messageId":' + mid + b',"text":' + json_encode(e.text) + b"}" + self._tail
 
     def _wire(self, w: _T, event: Event) -> bytes:
         payload = _encode(w)
@@ -493,6 +511,7 @@ class AgentkitEncoder(Encoder):
             return
         self._turn = e.run_id if e.run_id is not UNSET else self._derived("turn-")
         self._primary = e.message_id if e.message_id is not UNSET else "msg-" + self._turn
+        self._primary_json = json_encode(self._primary)
         self._provider = e.provider if e.provider is not UNSET else DEFAULT_PROVIDER
         self._model = e.model
         w = TurnStartW(

@@ -198,7 +198,16 @@ class Decoder:
 
     def feed(self, data: bytes) -> list[Event]:
         out: list[Event] = []
+        fast = self._fast
         for frame in self._parser.feed(data):
+            if not (self._covering or self._held or self._terminated):
+                events = fast(frame)
+                if events is not None:
+                    for event in events:
+                        if type(event) is TextDelta and event.message_id is UNSET:
+                            self._text.append(event.text)  # type: ignore[attr-defined]
+                        out.append(event)
+                    continue
             self._frame(frame, out)
         if self._parser.problems:
             self._framing_problems(out)
@@ -228,6 +237,12 @@ class Decoder:
 
     def _decode(self, frame: Frame) -> list[Event]:
         raise NotImplementedError
+
+    def _fast(self, frame: Frame) -> list[Event] | None:
+        """The hot path for a plain frame of a known kind; ``None`` sends it the full way.
+
+        It must not return run starts, terminals or carried events (those need the full way)."""
+        return None
 
     def _finish(self, out: list[Event]) -> None:
         """End of input: flush anything held back."""
@@ -332,6 +347,8 @@ class Encoder:
     def __init__(self, framing: Framing | None = None) -> None:
         self.framing: Framing = framing or self.default_framing
         self._frame = sse_frame if self.framing == "sse" else ndjson_frame
+        self._sse = self.framing == "sse"
+        self._head, self._tail = (b"data: ", b"\n\n") if self._sse else (b"", b"\n")
         self._started = False
         self._terminated = False
         self._first: Event | None = None
@@ -344,7 +361,15 @@ class Encoder:
     def encode(self, events: Iterable[Event]) -> bytes:
         """Translate a batch of events (everything one received chunk held) into one write."""
         parts: list[bytes] = []
+        fast = self._fast_text
         for event in events:
+            if type(event) is TextDelta and self._started and not self._terminated:
+                frame = fast(event)  # type: ignore[arg-type]
+                if frame is not None:
+                    if event.message_id is UNSET:
+                        self._text.append(event.text)
+                    parts.append(frame)
+                    continue
             self._event(event, parts)
         return b"".join(parts)
 
@@ -373,6 +398,10 @@ class Encoder:
     def _begin(self, event: Event, parts: list[bytes]) -> None:
         """Write the protocol's preamble before the first event."""
 
+    def _fast_text(self, event: TextDelta) -> bytes | None:
+        """The framed bytes of a plain text delta that needs nothing else; ``None`` otherwise."""
+        return None
+
     def _handle(self, event: Event, parts: list[bytes]) -> None:
         raise NotImplementedError
 
@@ -398,6 +427,8 @@ class Encoder:
 
     def _emit(self, payload: bytes, name: str, event: Event | None) -> bytes:
         """One framed frame (nest adds ``id:`` lines here)."""
+        if not name and self._sse and b"\n" not in payload and b"\r" not in payload:
+            return b"data: " + payload + b"\n\n"
         return self._frame(payload, name)
 
     def _carry(self, event: Event, covers: int = 0) -> bytes:

@@ -133,16 +133,22 @@ class SSEParser:
         blocks = data.split(b"\n\n")
         rest = blocks.pop()
         out: list[Frame] = []
+        append = out.append
         pos = self._pos
         limit = self.max_event_size
+        index = self._index
+        last_id = self._id_buffer
         for block in blocks:
-            if block[:6] == b"data: " and block.find(b"\n") < 0 and len(block) < limit:
-                self._index += 1
-                self._last_id = self._id_buffer
-                out.append(Frame(block[6:], "", self._last_id, False, self._index, pos))
+            if block.startswith(b"data: ") and block.find(b"\n") < 0 and len(block) < limit:
+                index += 1
+                append(Frame(block[6:], "", last_id, False, index, pos))
             else:
+                self._index = index
                 self._block_lines(block, pos, out)
+                index, last_id = self._index, self._id_buffer
             pos += len(block) + 2
+        self._index = index
+        self._last_id = last_id
         self._pos = pos
         self._buf = b""
         if len(rest) > limit:

@@ -262,12 +262,15 @@ class NestDecoder(Decoder):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self._cancelled = False
 
+    def _fast(self, frame: Frame) -> list[Event] | None:
+        if frame.event or frame.own_id or self.framing != "sse" or not frame.data.isascii():
+            return None
+        try:  # an unnamed data frame of a known kind with no unknown fields
+            return self._event(_frame_decoder.decode(frame.data), UNSET)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            return None
+
     def _decode(self, frame: Frame) -> list[Event]:
-        if not frame.event and not frame.own_id and self.framing == "sse":
-            try:  # the hot path: an unnamed data frame of a known kind
-                return self._event(_frame_decoder.decode(frame.data), UNSET)
-            except (msgspec.ValidationError, msgspec.DecodeError):
-                pass
         data = frame.data
         event_name = frame.event
         if self.framing == "ndjson" and data.startswith(_NAMED_NDJSON):
@@ -426,6 +429,19 @@ class NestEncoder(Encoder):
 
     def _carrier_payload(self, event: Event, name: str, covers: int) -> bytes:
         return b'{"kind":' + json_encode(name) + b"," + carrier_body(event, covers) + b"}"
+
+    def _fast_text(self, e: TextDelta) -> bytes | None:
+        if (
+            self._step_open
+            and not self._tool_in_step
+            and not self.sequence_ids
+            and e.message_id is UNSET
+            and not e.synthetic
+            and e.part_id is UNSET
+            and e.extra is UNSET
+        ):
+            return self._head + b'{"kind":"text","text":' + json_encode(e.text) + b"}" + self._tail
+        return None
 
     # -- preamble, structure -------------------------------------------------------------
 

@@ -75,6 +75,26 @@ class ToolResultBlock(Struct, tag_field="type", tag="tool_result", **_W):
     is_error: bool | UnsetType = UNSET
 
 
+class _Hot(Struct, tag_field="type", **_W):
+    """The frequent event types, decoded in one step on the hot path."""
+
+
+class TextW(_Hot, tag="text"):
+    data: str
+
+
+class ReasoningW(_Hot, tag="reasoning"):
+    data: str
+
+
+class ToolUseW(_Hot, tag="tool_use"):
+    data: ToolUseBlock
+
+
+class ToolResultW(_Hot, tag="tool_result"):
+    data: ToolResultBlock
+
+
 class TokenUsage(Struct, **_W):
     input_tokens: int = 0
     output_tokens: int = 0
@@ -111,6 +131,7 @@ class _ErrorInfo(Struct):
 
 
 _event_decoder = msgspec.json.Decoder(OmaEventW)
+_hot_decoder = msgspec.json.Decoder(TextW | ReasoningW | ToolUseW | ToolResultW)
 _tool_use_decoder = msgspec.json.Decoder(ToolUseBlock)
 _tool_result_decoder = msgspec.json.Decoder(ToolResultBlock)
 _probe_decoder = msgspec.json.Decoder(_LayerProbe)
@@ -132,24 +153,30 @@ class RunLedger:
     would have written itself (and decode it to the canonical form, without a payload).
     """
 
-    def __init__(self) -> None:
-        self._turn: list[str] = []
-        self._after_tools = False
+    def __init__(self, texts: list[str]) -> None:
+        self._texts = texts  # the codec's primary text pieces, appended as they pass
+        self._turn_from = 0
+        self._next_from: int | None = None
         self._calls: dict[str, dict[str, object]] = {}
 
+    def _last_turn(self) -> tuple[int, int]:
+        """Where the last turn with text starts and ends in the text pieces."""
+        end = len(self._texts)
+        if self._next_from is None:
+            return self._turn_from, end
+        if end > self._next_from:
+            return self._next_from, end
+        return self._turn_from, self._next_from
+
     def see(self, e: Event) -> None:
+        """Tool calls and outcomes (text is read from the shared pieces, at no cost per delta)."""
         t = type(e)
-        if t is TextDelta:
-            if e.message_id is not UNSET:
-                return
-            if self._after_tools:
-                self._turn, self._after_tools = [], False
-            self._turn.append(e.text)  # type: ignore[attr-defined]
-        elif t is ToolCall:
+        if t is ToolCall:
             raw_input = e.input if e.input is not UNSET else parse_arguments(e.arguments_json)[0]  # type: ignore[attr-defined]
             self._calls[e.call_id] = {"toolName": e.name, "input": raw_input, "output": "", "duration": 0}  # type: ignore[attr-defined]
         elif t is ToolOutput or t is ToolError or t is ToolDenied:
-            self._after_tools = True
+            self._turn_from, _ = self._last_turn()
+            self._next_from = len(self._texts)
             call = self._calls.get(e.call_id)  # type: ignore[attr-defined]
             if call is not None:
                 call["output"] = _content_text(e)
@@ -163,7 +190,7 @@ class RunLedger:
             {
                 "success": end.status == "succeeded",
                 "status": status,
-                "output": "".join(self._turn),
+                "output": "".join(self._texts[slice(*self._last_turn())]),
                 "messages": [],
                 "tokenUsage": {
                     "input_tokens": usage.input_tokens if usage.input_tokens is not UNSET else 0,
@@ -197,12 +224,34 @@ class OmaDecoder(Decoder):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self._ledger = RunLedger()
+        self._ledger = RunLedger(self._text)
 
     def _push(self, event: Event, out: list[Event]) -> None:
-        if type(event) is not Terminal:
-            self._ledger.see(event)
+        if self._terminated:
+            return super()._push(event, out)
         super()._push(event, out)
+        if type(event) is not Terminal and type(event) is not TextDelta:
+            self._ledger.see(event)
+
+    def _fast(self, frame: Frame) -> list[Event] | None:
+        if not frame.data.isascii():
+            return None
+        try:
+            w = _hot_decoder.decode(frame.data)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            return None
+        t = type(w)
+        if t is TextW:
+            return [TextDelta(text=w.data)]  # type: ignore[arg-type]
+        if t is ReasoningW:
+            return [ReasoningDelta(text=w.data)]  # type: ignore[arg-type]
+        if t is ToolUseW:
+            b = w.data
+            event: Event = ToolCall(call_id=b.id, name=b.name, input=b.input, signature=b.signature)  # type: ignore[union-attr]
+        else:
+            event = self._tool_result(w.data)  # type: ignore[arg-type]
+        self._ledger.see(event)
+        return [event]
 
     def _decode(self, frame: Frame) -> list[Event]:
         try:
@@ -328,10 +377,15 @@ class OmaEncoder(Encoder):
 
     def __init__(self, framing: Literal["sse", "ndjson"] | None = None) -> None:
         super().__init__(framing)
-        self._ledger = RunLedger()
+        self._ledger = RunLedger(self._text)
 
     def _carrier_payload(self, event: Event, name: str, covers: int) -> bytes:
         return b'{"type":' + json_encode(name) + b',"data":{' + carrier_body(event, covers) + b"}}"
+
+    def _fast_text(self, e: TextDelta) -> bytes | None:
+        if e.message_id is not UNSET or e.synthetic or e.part_id is not UNSET or e.extra is not UNSET:
+            return None
+        return self._head + b'{"type":"text","data":' + json_encode(e.text) + b"}" + self._tail
 
     def _write(self, kind: bytes, data: bytes, event: Event, info: bytes = b"") -> bytes:
         payload = b'{"type":"' + kind + b'","data":' + data
@@ -344,7 +398,7 @@ class OmaEncoder(Encoder):
 
     def _handle(self, e: Event, parts: list[bytes]) -> None:
         t = type(e)
-        if t is not Terminal:
+        if t is not Terminal and t is not TextDelta:
             self._ledger.see(e)
         if t is TextDelta or t is ReasoningDelta:
             kind = b"text" if t is TextDelta else b"reasoning"

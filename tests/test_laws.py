@@ -217,3 +217,15 @@ async def test_async_translate_streams_before_the_input_ends() -> None:
     assert len(consumed) < len(frames), "the first output came before the input ended"
     rest = [chunk async for chunk in stream]
     assert b"turn_end" in rest[-1]
+
+
+@pytest.mark.parametrize("target", CODECS)
+@pytest.mark.parametrize("path", capture_paths(), ids=lambda p: p.stem)
+def test_real_nest_captures_convert_to_every_codec(path, target: str) -> None:
+    body = capture_body(path)
+    source = project(decode("nest", body))
+    events = decode(target, convert("nest", target, body), strict=True)
+    assert_well_ordered(target, events)
+    assert project(events) == source
+    expected_status = "error" if "failed" in path.stem else "succeeded"
+    assert events[-1].status == expected_status

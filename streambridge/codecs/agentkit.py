@@ -289,16 +289,16 @@ class AgentkitDecoder(Decoder):
             self._primary = message_id
         return UNSET if message_id == self._primary else message_id
 
-    def _fast(self, frame: Frame) -> list[Event] | None:
-        if not frame.data.isascii():
+    def _fast(self, payload: bytes) -> Event | None:
+        if not payload.isascii():
             return None
         try:
-            wire = _frame_decoder.decode(frame.data)
+            wire = _frame_decoder.decode(payload)
         except (msgspec.ValidationError, msgspec.DecodeError):
             return None
         if type(wire) is TurnStartW or type(wire) is TurnEndW:
             return None
-        return self._event(wire, UNSET)
+        return self._event(wire, UNSET)[0]
 
     def _decode(self, frame: Frame) -> list[Event]:
         try:

@@ -193,21 +193,27 @@ class Decoder:
         self._after_terminal = 0
         self._held: Event | None = None
         self._from_carrier = False
+        self._out: list[Event] = []
+        self._parser.on_plain = self._plain
+
+    def _plain(self, payload: bytes) -> bool:
+        """The hot path: a plain frame of a known kind becomes its event right away."""
+        if self._covering or self._held is not None or self._terminated:
+            return False
+        event = self._fast(payload)
+        if event is None:
+            return False
+        if type(event) is TextDelta and event.message_id is UNSET:
+            self._text.append(event.text)  # type: ignore[attr-defined]
+        self._out.append(event)
+        return True
 
     # -- public API ---------------------------------------------------------------------
 
     def feed(self, data: bytes) -> list[Event]:
         out: list[Event] = []
-        fast = self._fast
+        self._out = out
         for frame in self._parser.feed(data):
-            if not (self._covering or self._held or self._terminated):
-                events = fast(frame)
-                if events is not None:
-                    for event in events:
-                        if type(event) is TextDelta and event.message_id is UNSET:
-                            self._text.append(event.text)  # type: ignore[attr-defined]
-                        out.append(event)
-                    continue
             self._frame(frame, out)
         if self._parser.problems:
             self._framing_problems(out)
@@ -238,10 +244,11 @@ class Decoder:
     def _decode(self, frame: Frame) -> list[Event]:
         raise NotImplementedError
 
-    def _fast(self, frame: Frame) -> list[Event] | None:
-        """The hot path for a plain frame of a known kind; ``None`` sends it the full way.
+    def _fast(self, payload: bytes) -> Event | None:
+        """The event of a plain, valid frame of a known kind; ``None`` sends it the full way.
 
-        It must not return run starts, terminals or carried events (those need the full way)."""
+        It must not return run starts, terminals or carried events (those need the full way),
+        and whatever state it changes must be safe to change again on the full way."""
         return None
 
     def _finish(self, out: list[Event]) -> None:

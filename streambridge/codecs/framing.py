@@ -10,6 +10,7 @@ silently discarding it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from msgspec import Struct
@@ -86,6 +87,10 @@ class SSEParser:
         self._index = 0
         self._pending: list[bytes] = []
         self._pending_size = 0
+        #: optional hot-path consumer of one-line ``data:`` payloads; returns True when it took
+        #: the payload. Called only while no other frame of the same feed is pending, so
+        #: order is kept.
+        self.on_plain: Callable[[bytes], bool] | None = None
 
     def feed(self, chunk: bytes) -> list[Frame]:
         if not self._started:
@@ -138,10 +143,12 @@ class SSEParser:
         limit = self.max_event_size
         index = self._index
         last_id = self._id_buffer
+        plain = self.on_plain
         for block in blocks:
             if block.startswith(b"data: ") and block.find(b"\n") < 0 and len(block) < limit:
                 index += 1
-                append(Frame(block[6:], "", last_id, False, index, pos))
+                if not (plain is not None and not out and plain(block[6:])):
+                    append(Frame(block[6:], "", last_id, False, index, pos))
             else:
                 self._index = index
                 self._block_lines(block, pos, out)
@@ -310,6 +317,7 @@ class NDJSONParser:
         self._discarding = False
         self._pending: list[bytes] = []
         self._pending_size = 0
+        self.on_plain: Callable[[bytes], bool] | None = None  # as SSEParser.on_plain
 
     def feed(self, chunk: bytes) -> list[Frame]:
         if b"\n" not in chunk:
@@ -386,6 +394,9 @@ class NDJSONParser:
         if not line.strip():
             return
         self._index += 1
+        plain = self.on_plain
+        if plain is not None and not out and plain(line):
+            return
         out.append(Frame(line, "", "", False, self._index, offset))
 
 

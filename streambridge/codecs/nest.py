@@ -262,13 +262,14 @@ class NestDecoder(Decoder):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self._cancelled = False
 
-    def _fast(self, frame: Frame) -> list[Event] | None:
-        if frame.event or frame.own_id or self.framing != "sse" or not frame.data.isascii():
+    def _fast(self, payload: bytes) -> Event | None:
+        if not payload.isascii():
             return None
-        try:  # an unnamed data frame of a known kind with no unknown fields
-            return self._event(_frame_decoder.decode(frame.data), UNSET)
+        try:  # a data frame of a known kind with no unknown fields
+            events = self._event(_frame_decoder.decode(payload), UNSET)
         except (msgspec.ValidationError, msgspec.DecodeError):
             return None
+        return events[0] if len(events) == 1 else None
 
     def _decode(self, frame: Frame) -> list[Event]:
         data = frame.data

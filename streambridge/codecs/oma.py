@@ -233,25 +233,25 @@ class OmaDecoder(Decoder):
         if type(event) is not Terminal and type(event) is not TextDelta:
             self._ledger.see(event)
 
-    def _fast(self, frame: Frame) -> list[Event] | None:
-        if not frame.data.isascii():
+    def _fast(self, payload: bytes) -> Event | None:
+        if not payload.isascii():
             return None
         try:
-            w = _hot_decoder.decode(frame.data)
+            w = _hot_decoder.decode(payload)
         except (msgspec.ValidationError, msgspec.DecodeError):
             return None
         t = type(w)
         if t is TextW:
-            return [TextDelta(text=w.data)]  # type: ignore[arg-type]
+            return TextDelta(text=w.data)  # type: ignore[arg-type]
         if t is ReasoningW:
-            return [ReasoningDelta(text=w.data)]  # type: ignore[arg-type]
+            return ReasoningDelta(text=w.data)  # type: ignore[arg-type]
         if t is ToolUseW:
             b = w.data
             event: Event = ToolCall(call_id=b.id, name=b.name, input=b.input, signature=b.signature)  # type: ignore[union-attr]
         else:
             event = self._tool_result(w.data)  # type: ignore[arg-type]
         self._ledger.see(event)
-        return [event]
+        return event
 
     def _decode(self, frame: Frame) -> list[Event]:
         try:

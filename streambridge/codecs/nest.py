@@ -207,6 +207,8 @@ _error_decoder = msgspec.json.Decoder(ErrorW)
 _encode = msgspec.json.Encoder().encode
 
 _DONE = b"{}"
+#: what the published server writes as a tool's error when a person rejected the call
+REJECTED = "rejected"
 _CARRIER_KIND = b'{"kind":"'
 _NAMED_NDJSON = b'{"event":"'
 
@@ -363,7 +365,10 @@ class NestDecoder(Decoder):
         elif t is ToolOutputW:
             e = ToolOutput(call_id=w.id, output=w.output)  # type: ignore[attr-defined]
         elif t is ToolOutputErrorW:
-            e = ToolError(call_id=w.id, error=w.error)  # type: ignore[attr-defined]
+            if w.error == REJECTED:  # type: ignore[attr-defined]
+                e = ToolDenied(call_id=w.id)  # type: ignore[attr-defined]  # the published form
+            else:
+                e = ToolError(call_id=w.id, error=w.error)  # type: ignore[attr-defined]
         elif t is ToolOutputDeniedW:
             e = ToolDenied(call_id=w.id, reason=w.reason)  # type: ignore[attr-defined]
         elif t is ApprovalRequestedW:
@@ -408,6 +413,7 @@ class NestEncoder(Encoder):
         self._step_open = False
         self._tool_in_step = False
         self._cancelled_frame = b'{"kind":"cancelled"}'
+        self._approvals: set[str] = set()  # calls that went through newer approval frames
 
     # -- framing helpers -----------------------------------------------------------------
 
@@ -511,16 +517,17 @@ class NestEncoder(Encoder):
             native = _plain(e) and e.is_error is UNSET  # type: ignore[attr-defined]
             self._put(parts, e, [self._wire(ToolOutputW(id=e.call_id, output=e.output), e)], native)  # type: ignore[attr-defined]
         elif t is ToolError:
-            native = _plain(e) and e.failure is UNSET and e.output is UNSET  # type: ignore[attr-defined]
+            native = _plain(e) and e.failure is UNSET and e.output is UNSET and e.error != REJECTED  # type: ignore[attr-defined]
             self._put(parts, e, [self._wire(ToolOutputErrorW(id=e.call_id, error=e.error), e)], native)  # type: ignore[attr-defined]
         elif t is ToolDenied:
-            native = _plain(e) and e.failure is UNSET  # type: ignore[attr-defined]
-            self._put(parts, e, [self._wire(ToolOutputDeniedW(id=e.call_id, reason=e.reason), e)], native)  # type: ignore[attr-defined]
+            self._denied(e, parts)  # type: ignore[arg-type]
         elif t is ToolApprovalRequest:
             self._announce(e.call_id, parts)  # type: ignore[attr-defined]
+            self._approvals.add(e.call_id)  # type: ignore[attr-defined]
             w = ApprovalRequestedW(id=e.call_id, approver=e.approver if e.approver is not UNSET else "requester", expires_at=e.expires_at, reason=e.reason, confirmation=e.confirmation, target=e.target)  # type: ignore[attr-defined]
             self._put(parts, e, [self._wire(w, e)], _plain(e) and e.approver is not UNSET)  # type: ignore[attr-defined]
         elif t is ToolApprovalSettled:
+            self._approvals.add(e.call_id)  # type: ignore[attr-defined]
             w = ApprovalSettledW(id=e.call_id, status=e.status, approver=e.approver, decided_by=e.decided_by, decided_via=e.decided_via, remember=e.remember, reason=e.reason)  # type: ignore[attr-defined]
             self._put(parts, e, [self._wire(w, e)], _plain(e))
         elif t is UiComponent:
@@ -544,6 +551,17 @@ class NestEncoder(Encoder):
             self._terminal(e, parts)  # type: ignore[arg-type]
         else:
             parts.append(self._carry(e))
+
+    def _denied(self, e: ToolDenied, parts: list[bytes]) -> None:
+        """A denial in the generation the stream speaks: ``tool-output-denied`` where the call
+        went through the newer approval frames, else the published ``tool-output-error`` with
+        ``"rejected"`` — what a 0.5.5 client settles (it drops ``tool-output-denied``)."""
+        native = _plain(e) and e.failure is UNSET
+        if e.call_id in self._approvals:
+            self._put(parts, e, [self._wire(ToolOutputDeniedW(id=e.call_id, reason=e.reason), e)], native)
+        else:
+            w = ToolOutputErrorW(id=e.call_id, error=REJECTED)
+            self._put(parts, e, [self._wire(w, e)], native and e.reason is UNSET)
 
     def _tool_call(self, e: ToolCall, parts: list[bytes]) -> None:
         self._open_step(parts)

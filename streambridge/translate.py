@@ -12,7 +12,7 @@ from typing import overload
 
 from .codecs import get
 from .codecs.framing import DEFAULT_MAX_EVENT_SIZE, Framing
-from .events import Event
+from .events import Event, Terminal
 
 __all__ = ["Translator", "translate"]
 
@@ -36,11 +36,17 @@ class Translator:
         self.decoder = self.source.decoder(source_framing, strict=strict, max_event_size=max_event_size)
         self.encoder = self.target.encoder(target_framing, **encoder_options)
         self.events_in = 0
+        #: the source's terminal event, once decoded (a terminal is always an input's last event)
+        self.terminal: Terminal | None = None
 
     def feed(self, data: bytes) -> bytes:
         events = self.decoder.feed(data)
+        if not events:
+            return b""
         self.events_in += len(events)
-        return self.encoder.encode(events) if events else b""
+        if type(events[-1]) is Terminal:
+            self.terminal = events[-1]  # type: ignore[assignment]
+        return self.encoder.encode(events)
 
     def feed_events(self, events: Iterable[Event]) -> bytes:
         return self.encoder.encode(events)
@@ -49,6 +55,8 @@ class Translator:
         """End of input: whatever remains, ending with exactly one terminal."""
         events = self.decoder.close()
         self.events_in += len(events)
+        if events and type(events[-1]) is Terminal:
+            self.terminal = events[-1]  # type: ignore[assignment]
         return self.encoder.encode(events) + self.encoder.close()
 
     @property

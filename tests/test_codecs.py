@@ -8,7 +8,7 @@ import logging
 import pytest
 from msgspec import UNSET
 
-from streambridge import StreamError, codecs, translate
+from streambridge import StreamError, Translator, codecs, translate
 from streambridge.events import DataPart, Failure, Malformed, RunStart, Terminal, TextDelta, ToolCall, ToolOutput
 
 from .corpus import CODECS, SCENARIOS, convert, decode, encode, golden
@@ -296,3 +296,24 @@ def test_terminal_table(status: str, nest_marker: bytes, oma_marker: str) -> Non
     assert oma_marker in oma_out.decode()
     for codec, out in (("nest", nest_out), ("oma", oma_out)):
         assert decode(codec, out)[-1].status == status
+
+
+def test_unknown_fields_nested_in_a_known_frame_keep_the_frame(caplog: pytest.LogCaptureFixture) -> None:
+    data = (
+        b'event: meta\ndata: {"runId":"r","threadId":"t"}\n\ndata: {"kind":"step-start"}\n\n'
+        b'data: {"kind":"step-finish","usage":{"inputTokens":1,"outputTokens":2,"futureTokens":3},"costUsd":null}\n\n'
+        b"event: done\ndata: {}\n\n"
+    )
+    with caplog.at_level(logging.WARNING, logger="streambridge"):
+        events = decode("nest", data, strict=True)
+    finish = events[2]
+    assert finish.usage.input_tokens == 1 and finish.cost_usd is None
+    assert "unknown fields nested inside a 'step-finish' frame were dropped" in caplog.text
+
+
+def test_translator_reports_the_terminal_and_what_came_after_it() -> None:
+    translator = Translator("agentkit", "nest")
+    translator.feed(golden("refused", "agentkit") + b'data: {"type":"status","messageId":"m","label":"late"}\n\n')
+    translator.close()
+    assert translator.terminal is not None and translator.terminal.status == "refused"
+    assert translator.decoder.ignored_after_terminal == 1

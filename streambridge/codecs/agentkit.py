@@ -53,7 +53,6 @@ from .base import (
     decode_known,
     default_failure,
     json_encode,
-    lenient_decoders,
     raw_str,
     splice_extra,
     split_extra,
@@ -193,7 +192,6 @@ AgentFrame = (
 )
 _TYPES: dict[str, type[_T]] = {c.__struct_config__.tag: c for c in AgentFrame.__args__}  # type: ignore[attr-defined]
 _FIELDS = {t: frozenset(("type", *c.__struct_encode_fields__)) for t, c in _TYPES.items()}
-_LENIENT = lenient_decoders(_TYPES)
 _frame_decoder = msgspec.json.Decoder(AgentFrame)
 _encode = msgspec.json.Encoder().encode
 _str_encode = msgspec.json.Encoder().encode
@@ -314,7 +312,7 @@ class AgentkitDecoder(Decoder):
         kind = raw_str(envelope.get("type"))
         if kind in _TYPES:
             known, extra = split_extra(envelope, _FIELDS[kind])
-            wire = decode_known(_TYPES[kind], known, _LENIENT[kind], kind, self.codec)
+            wire = decode_known(_TYPES[kind], known, kind, self.codec)
             return self._event(wire, extra or UNSET)
         if kind is not None and kind.startswith("data-") and "event" in envelope:
             return [self._carrier(frame.data, frame)]

@@ -15,10 +15,13 @@ protocol's decoder restores the event exactly (the cross-trip law). See docs/des
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import logging
+import types
+import typing
 from collections.abc import Iterable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
@@ -131,31 +134,55 @@ def parse_arguments(arguments: str | UnsetType) -> tuple[Raw, bool]:
     return Raw(data), True
 
 
-def decode_known(
-    cls: type[msgspec.Struct], known: bytes, lenient: msgspec.json.Decoder, kind: str, codec: str
-) -> msgspec.Struct:
+def decode_known(cls: type[msgspec.Struct], known: bytes, kind: str, codec: str) -> msgspec.Struct:
     """Decode the known members of a frame whose unknown top-level members were set apart.
 
-    Unknown members nested deeper cannot be placed back; they are dropped with a warning.
+    Unknown members nested deeper (a new field inside nest's ``usage``) have no place to go
+    back to: the frame is still understood, and what was dropped is logged.
     """
     try:
         return msgspec.json.decode(known, type=cls)
     except msgspec.ValidationError:
         pass
     try:
-        wire = lenient.decode(known)
+        wire = _lenient_decoder(cls).decode(known)
     except msgspec.ValidationError as exc:
         raise FrameProblem(f"a valid {kind!r} frame ({exc})") from None
-    log.warning("%s: unknown fields inside a %r frame were dropped", codec, kind)
-    return msgspec.convert(msgspec.structs.asdict(wire), cls)
+    log.warning("%s: unknown fields nested inside a %r frame were dropped", codec, kind)
+    return msgspec.json.decode(json_encode(wire), type=cls)
 
 
-def lenient_decoders(types: dict[str, type[msgspec.Struct]]) -> dict[str, msgspec.json.Decoder]:
-    """Per-kind decoders that ignore unknown members (for nested unknown fields)."""
-    return {
-        kind: msgspec.json.Decoder(msgspec.defstruct(cls.__name__, [], bases=(cls,), forbid_unknown_fields=False))
-        for kind, cls in types.items()
-    }
+@functools.cache
+def _lenient_decoder(cls: type[msgspec.Struct]) -> msgspec.json.Decoder:
+    return msgspec.json.Decoder(_lenient_type(cls))
+
+
+@functools.cache
+def _lenient_type(tp: Any) -> Any:
+    """The same type with every Struct in it accepting unknown fields, at any depth."""
+    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
+        fields = []
+        for f in msgspec.structs.fields(tp):
+            if f.default is not msgspec.NODEFAULT:
+                fields.append((f.name, _lenient_type(f.type), f.default))
+            else:
+                fields.append((f.name, _lenient_type(f.type)))
+        config = tp.__struct_config__
+        return msgspec.defstruct(
+            tp.__name__,
+            fields,
+            kw_only=True,
+            rename={f.name: f.encode_name for f in msgspec.structs.fields(tp)},
+            tag=config.tag,
+            tag_field=config.tag_field,
+            omit_defaults=config.omit_defaults,
+        )
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        return typing.Union[tuple(_lenient_type(a) for a in typing.get_args(tp))]  # noqa: UP007
+    if origin is list:
+        return list[_lenient_type(typing.get_args(tp)[0])]  # type: ignore[misc]
+    return tp
 
 
 def derived_id(prefix: str, first: Event) -> str:
@@ -238,6 +265,11 @@ class Decoder:
     @property
     def terminated(self) -> bool:
         return self._terminated
+
+    @property
+    def ignored_after_terminal(self) -> int:
+        """Events that came after the terminal event (a protocol violation), logged and not passed on."""
+        return self._after_terminal
 
     # -- for subclasses -----------------------------------------------------------------
 

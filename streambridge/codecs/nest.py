@@ -51,7 +51,6 @@ from .base import (
     decode_envelope,
     decode_known,
     json_encode,
-    lenient_decoders,
     parse_arguments,
     raw_str,
     splice_extra,
@@ -200,7 +199,6 @@ _KINDS: dict[str, type[_K]] = {c.__struct_config__.tag: c for c in NestFrame.__a
 _FIELDS: dict[str, frozenset[str]] = {
     kind: frozenset(("kind", *cls.__struct_encode_fields__)) for kind, cls in _KINDS.items()
 }
-_LENIENT = lenient_decoders(_KINDS)
 _frame_decoder = msgspec.json.Decoder(NestFrame)
 _meta_decoder = msgspec.json.Decoder(MetaW)
 _error_decoder = msgspec.json.Decoder(ErrorW)
@@ -339,7 +337,7 @@ class NestDecoder(Decoder):
             return [self._unknown("", frame)]
         if kind in _KINDS:
             known, extra = split_extra(envelope, _FIELDS[kind])
-            wire = decode_known(_KINDS[kind], known, _LENIENT[kind], kind, self.codec)
+            wire = decode_known(_KINDS[kind], known, kind, self.codec)
             return self._event(wire, extra or UNSET)
         if kind.startswith("data-") and "event" in envelope:
             return [self._carrier(data, frame)]
@@ -365,10 +363,8 @@ class NestDecoder(Decoder):
         elif t is ToolOutputW:
             e = ToolOutput(call_id=w.id, output=w.output)  # type: ignore[attr-defined]
         elif t is ToolOutputErrorW:
-            if w.error == REJECTED:  # type: ignore[attr-defined]
-                e = ToolDenied(call_id=w.id)  # type: ignore[attr-defined]  # the published form
-            else:
-                e = ToolError(call_id=w.id, error=w.error)  # type: ignore[attr-defined]
+            # the published server's form of a person's rejection is this literal error
+            e = ToolDenied(call_id=w.id) if w.error == REJECTED else ToolError(call_id=w.id, error=w.error)  # type: ignore[attr-defined]
         elif t is ToolOutputDeniedW:
             e = ToolDenied(call_id=w.id, reason=w.reason)  # type: ignore[attr-defined]
         elif t is ApprovalRequestedW:

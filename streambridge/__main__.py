@@ -1,0 +1,8 @@
+"""``python -m streambridge``: the command line."""
+
+from __future__ import annotations
+
+from .cli import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,268 @@
+"""``streambridge record``: capture a live backend's answer in the capture format.
+
+The file starts with ``HTTP <status>`` and the response headers (lower-case names, as in
+``../shared/captures/nest/``), an empty line, then the body bytes exactly as received, written
+as they arrive. Recording stops at the stream's terminal event (watched with the protocol's own
+decoder), at the end of the body, or at a timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, BinaryIO
+
+import aiohttp
+import msgspec
+import typer
+
+from .. import codecs
+from ..codecs import Codec
+from ..codecs.base import Decoder
+from ..events import Terminal
+from .common import (
+    EXIT_FINDINGS,
+    UserError,
+    VerboseOption,
+    collect_warnings,
+    complete_protocol,
+    detail,
+    note,
+    resolve_protocol,
+    set_verbose,
+    stdout_binary,
+)
+from .transcripts import SNIFF_LIMIT, Capture, framing_hint, sniff, sniff_framing
+
+#: the headers a capture keeps, in this order (../shared/captures/README.md).
+CAPTURE_HEADERS = ("content-type", "cache-control", "connection", "x-agent-run-id", "x-agent-thread-id", "transfer-encoding")
+_NEVER_RECORDED = frozenset({"set-cookie"})
+
+
+@dataclass
+class Recorded:
+    status: int
+    size: int
+    protocol: str | None
+    terminal: str | None
+    stopped: str  # "terminal", "end", "idle timeout", "max time"
+
+
+class TerminalWatcher:
+    """Decodes the body on the side to notice the terminal event (sniffing first if needed)."""
+
+    def __init__(self, codec: Codec | None, capture: Capture) -> None:
+        self.codec = codec
+        self.capture = capture
+        self.decoder: Decoder | None = None
+        self.status: str | None = None
+        self._head = b""
+        self._gave_up = False
+
+    def feed(self, chunk: bytes) -> bool:
+        """True once the terminal event has been received."""
+        if self._gave_up:
+            return False
+        if self.decoder is None:
+            self._head += chunk
+            if not self._start():
+                self._gave_up = len(self._head) > SNIFF_LIMIT
+                return False
+            chunk, self._head = self._head, b""
+        for event in self.decoder.feed(chunk):  # type: ignore[union-attr]
+            if type(event) is Terminal:
+                self.status = event.status
+        return self.decoder.terminated  # type: ignore[union-attr]
+
+    def _start(self) -> bool:
+        if self.codec is None:
+            found = sniff(self._head, self.capture, complete=False)
+            if found is None:
+                return False
+            self.codec, framing = codecs.get(found[0]), found[1]
+        else:
+            framing = sniff_framing(self._head) or framing_hint(self.capture)
+            if framing is None and not self._head.strip():
+                return False
+            if framing not in self.codec.framings:
+                framing = self.codec.default_framing
+        self.decoder = self.codec.decoder(framing)  # type: ignore[arg-type]
+        return True
+
+
+def capture_head(response: aiohttp.ClientResponse, all_headers: bool) -> bytes:
+    """``HTTP <status>``, the recorded headers, and the empty line before the body."""
+    lines = [f"HTTP {response.status}"]
+    if all_headers:
+        for raw_name, raw_value in response.raw_headers:
+            name = raw_name.decode("latin-1").lower()
+            if name not in _NEVER_RECORDED:
+                lines.append(f"{name}: {raw_value.decode('latin-1')}")
+    else:
+        for name in CAPTURE_HEADERS:
+            value = response.headers.get(name)
+            if value is not None:
+                lines.append(f"{name}: {value}")
+    return ("\n".join(lines) + "\n\n").encode()
+
+
+@contextlib.contextmanager
+def _open_recording(output: str) -> Iterator[BinaryIO]:
+    if output == "-":
+        yield stdout_binary()
+        return
+    path = Path(output)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as out:
+        yield out
+
+
+async def record(
+    url: str,
+    *,
+    output: str,
+    method: str,
+    body: bytes | None,
+    headers: dict[str, str],
+    codec: Codec | None,
+    idle_timeout: float,
+    connect_timeout: float,
+    max_time: float | None,
+    all_headers: bool,
+) -> Recorded:
+    timeout = aiohttp.ClientTimeout(total=None, sock_connect=connect_timeout, sock_read=idle_timeout)
+    async with (
+        aiohttp.ClientSession(timeout=timeout) as session,
+        session.request(method, url, data=body, headers=headers) as response,
+    ):
+        capture = Capture(response.status, [(k.lower(), v) for k, v in response.headers.items()])
+        watcher = TerminalWatcher(codec, capture)
+        size, stopped = 0, "end"
+        with _open_recording(output) as out, collect_warnings(echo=False):
+            out.write(capture_head(response, all_headers))
+            out.flush()
+            deadline = asyncio.timeout(max_time)
+            try:
+                async with deadline:
+                    async for chunk in response.content.iter_any():
+                        out.write(chunk)
+                        out.flush()
+                        size += len(chunk)
+                        if watcher.feed(chunk):
+                            stopped = "terminal"
+                            break
+            except TimeoutError:
+                stopped = "max time" if deadline.expired() else "idle timeout"
+        protocol = watcher.codec.name if watcher.decoder is not None else None  # type: ignore[union-attr]
+        return Recorded(response.status, size, protocol, watcher.status, stopped)
+
+
+def parse_headers(values: list[str]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for value in values:
+        name, colon, content = value.partition(":")
+        if not colon or not name.strip():
+            raise UserError(f"--header {value!r}: expected NAME: VALUE")
+        headers[name.strip()] = content.strip()
+    return headers
+
+
+def load_data(data: str) -> bytes:
+    """``--data``: JSON text, or ``@file`` holding it; checked to be JSON before sending."""
+    raw = Path(data[1:]).read_bytes() if data.startswith("@") else data.encode()
+    try:
+        msgspec.json.decode(raw)
+    except msgspec.DecodeError as exc:
+        where = data if data.startswith("@") else "--data"
+        raise UserError(f"{where}: not valid JSON ({exc})") from None
+    return raw
+
+
+def _has(headers: dict[str, str], name: str) -> bool:
+    return any(key.lower() == name for key in headers)
+
+
+def _request_headers(header: list[str] | None, has_body: bool) -> dict[str, str]:
+    headers = parse_headers(header or [])
+    defaults = {
+        "accept": "text/event-stream, application/x-ndjson;q=0.9, */*;q=0.1",
+        "accept-encoding": "identity",  # compression holds a stream back; record the plain bytes
+    }
+    if has_body:
+        defaults["content-type"] = "application/json"
+    for name, value in defaults.items():
+        if not _has(headers, name):
+            headers[name] = value
+    return headers
+
+
+def _report(recorded: Recorded, output: str) -> int:
+    where = "stdout" if output == "-" else output
+    ended = {
+        "terminal": f"{recorded.protocol} terminal: {recorded.terminal}",
+        "end": "the body ended" + ("" if recorded.protocol else " (protocol not recognised)"),
+        "idle timeout": "stopped: no data within the idle timeout",
+        "max time": "stopped: --max-time reached",
+    }[recorded.stopped]
+    note(f"recorded HTTP {recorded.status}, {recorded.size} body bytes, {ended} → {where}")
+    if not 200 <= recorded.status < 300:
+        note(f"the server answered HTTP {recorded.status}")
+        return EXIT_FINDINGS
+    if recorded.protocol and recorded.stopped != "terminal":
+        note("the stream has no terminal event: the recording is truncated")
+        return EXIT_FINDINGS
+    if recorded.stopped in ("idle timeout", "max time"):
+        return EXIT_FINDINGS
+    return 0
+
+
+def record_command(
+    url: Annotated[str, typer.Argument(help="The backend's stream URL (e.g. http://127.0.0.1:3000/agent/chat).")],
+    output: Annotated[str, typer.Option("--output", "-o", help="Capture file to write; - is stdout.")],
+    protocol: Annotated[
+        str | None,
+        typer.Option("--protocol", "-p", help="Protocol of the answer (sniffed when left out).", autocompletion=complete_protocol),
+    ] = None,
+    data: Annotated[str | None, typer.Option("--data", "-d", help="JSON request body, or @file.")] = None,
+    header: Annotated[list[str] | None, typer.Option("--header", "-H", help="Request header NAME: VALUE (repeatable).")] = None,
+    method: Annotated[str | None, typer.Option("--method", "-X", help="HTTP method (default: POST with --data, else GET).")] = None,
+    timeout: Annotated[float, typer.Option(help="Stop after this many seconds without data.")] = 60.0,
+    connect_timeout: Annotated[float, typer.Option(help="Seconds allowed to connect.")] = 10.0,
+    max_time: Annotated[float | None, typer.Option(help="Stop after this many seconds in all.")] = None,
+    all_headers: Annotated[bool, typer.Option(help="Record every response header (never set-cookie).")] = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Record a live stream verbatim (status, headers, exact body) until its terminal event."""
+    set_verbose(verbose)
+    codec = resolve_protocol(protocol, "--protocol") if protocol else None
+    body = load_data(data) if data is not None else None
+    headers = _request_headers(header, body is not None)
+    verb = (method or ("POST" if body is not None else "GET")).upper()
+    detail(f"{verb} {url} (headers: {', '.join(headers)})")  # names only: values may hold credentials
+    try:
+        recorded = asyncio.run(
+            record(
+                url,
+                output=output,
+                method=verb,
+                body=body,
+                headers=headers,
+                codec=codec,
+                idle_timeout=timeout,
+                connect_timeout=connect_timeout,
+                max_time=max_time,
+                all_headers=all_headers,
+            )
+        )
+    except (aiohttp.InvalidURL, ValueError) as exc:
+        raise UserError(f"{url}: not a valid URL ({exc})") from None
+    except TimeoutError:
+        raise UserError(f"{url}: timed out before the response started") from None
+    except aiohttp.ClientError as exc:
+        raise UserError(f"{url}: {exc}") from None
+    code = _report(recorded, output)
+    if code:
+        raise typer.Exit(code)

@@ -1,0 +1,446 @@
+"""``streambridge replay``: play a recorded run to stdout, or serve it as a live fake backend.
+
+A replay holds its transcripts in memory (they are recordings of single runs), cut into one
+piece per source frame so pacing is per frame. With ``--to`` each piece is translated through a
+:class:`~streambridge.Translator`; without it the bytes are sent exactly as recorded.
+
+``--serve`` speaks the served protocol's own HTTP surface: for nest the published routes
+(``POST <base>/chat`` → 201 with ``X-Agent-Run-Id``/``X-Agent-Thread-Id`` and ``event: meta``
+first; ``GET <base>/chat/:runId/stream`` replays the run); for agentkit and oma ``POST <base>``
+answers the stream. :func:`make_replay_app` is the whole server, for tests and embedding.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+import typer
+from aiohttp import web
+from msgspec import UNSET
+
+from ..codecs import Codec
+from ..codecs.framing import ndjson_frame, sse_frame
+from ..events import StepFinish, Terminal
+from ..translate import Translator
+from .common import (
+    UserError,
+    VerboseOption,
+    check_framing,
+    collect_warnings,
+    complete_framing,
+    complete_protocol,
+    note,
+    resolve_protocol,
+    set_verbose,
+    stdout_binary,
+)
+from .transcripts import (
+    Capture,
+    cut_frames,
+    detect,
+    first_frames,
+    json_object,
+    named_event,
+    open_source,
+    transcripts_in,
+)
+
+DEFAULT_PORT = 8788  # the proxy (`serve`) takes 8787: a replay can be its upstream
+REALTIME_FRAME_MS = 30.0
+NEST_BASE = "/agent"
+_json = msgspec.json.encode
+
+
+@dataclass
+class Recording:
+    """One transcript, cut into its frames."""
+
+    name: str
+    keys: tuple[str, ...]
+    codec: Codec
+    framing: str
+    capture: Capture | None
+    pieces: list[bytes]
+
+
+@dataclass
+class Playback:
+    """What one replay sends: the served protocol, its chunks, and the nest run ids."""
+
+    recording: Recording
+    codec: Codec
+    framing: str
+    chunks: list[bytes]
+    run_id: str | None = None
+    thread_id: str | None = None
+    failed_status: int | None = None  # a capture of a non-2xx answer is served as recorded
+
+    @property
+    def content_type(self) -> str:
+        return self.codec.content_types[self.framing]
+
+
+def load_recording(arg: str | Path, protocol: str | None, root: Path | None = None) -> Recording:
+    with open_source(arg) as source:
+        detected = detect(source, protocol, "--from", report=False)
+        pieces = [piece.raw for piece in cut_frames(source.chunks(), detected.framing)]
+    path = Path(source.name)
+    keys = (path.name, path.stem)
+    if root is not None:
+        rel = path.relative_to(root)
+        keys = (str(rel), str(rel.with_suffix("")), *keys)
+    return Recording(source.name, keys, detected.codec, detected.framing, source.capture, pieces)
+
+
+def load_recordings(arg: str, protocol: str | None) -> list[Recording]:
+    path = Path(arg)
+    if arg != "-" and path.is_dir():
+        files = transcripts_in(path)
+        if not files:
+            raise UserError(f"{path}: no transcripts in it (*.sse, *.ndjson, *.jsonl, *.http)")
+        return [load_recording(f, protocol, path) for f in files]
+    return [load_recording(arg, protocol)]
+
+
+def render(recording: Recording, target: Codec | None, framing: str | None) -> Playback:
+    """The chunks to send: the recorded pieces, or each piece translated to ``target``."""
+    codec = target or recording.codec
+    out_framing = framing or (codec.default_framing if target else recording.framing)
+    capture = recording.capture
+    if capture is not None and not 200 <= capture.status < 300:
+        return Playback(recording, recording.codec, recording.framing, recording.pieces, failed_status=capture.status)
+    if codec is recording.codec and out_framing == recording.framing:
+        chunks = list(recording.pieces)
+    else:
+        translator = Translator(
+            recording.codec.name, codec.name, source_framing=recording.framing, target_framing=out_framing  # type: ignore[arg-type]
+        )
+        with collect_warnings():
+            chunks = [translator.feed(piece) for piece in recording.pieces]
+            chunks.append(translator.close())
+    playback = Playback(recording, codec, out_framing, [c for c in chunks if c])
+    if codec.name == "nest":
+        _find_run_ids(playback)
+    return playback
+
+
+def _find_run_ids(playback: Playback) -> None:
+    if not playback.chunks:
+        return
+    frames = first_frames(playback.chunks[0], playback.framing, complete=True)
+    if not frames:
+        return
+    event, data = named_event(frames[0], playback.framing)
+    meta = json_object(data) if event == "meta" else None
+    if meta is None:
+        return
+    run_id, thread_id = meta.get("runId"), meta.get("threadId")
+    playback.run_id = run_id if isinstance(run_id, str) else None
+    playback.thread_id = thread_id if isinstance(thread_id, str) else None
+
+
+def recorded_duration_ms(recording: Recording) -> float | None:
+    """The run's duration when the transcript reports one (agentkit usage.durationMs, or the
+    steps' usage durations)."""
+    decoder = recording.codec.decoder(recording.framing)  # type: ignore[arg-type]
+    with collect_warnings(echo=False):
+        events = [e for piece in recording.pieces for e in decoder.feed(piece)] + decoder.close()
+    steps = 0.0
+    for event in events:
+        usage = getattr(event, "usage", UNSET)
+        duration = usage.duration_ms if usage is not UNSET else UNSET
+        if duration is UNSET:
+            continue
+        if type(event) is Terminal:
+            return float(duration)
+        if type(event) is StepFinish:
+            steps += float(duration)
+    return steps or None
+
+
+def frame_delay(playback: Playback, delay_ms: float | None, realtime: bool) -> float:
+    """Seconds between two chunks: fixed, or the recorded duration spread over the frames."""
+    if delay_ms is not None:
+        return max(delay_ms, 0.0) / 1000
+    if not realtime:
+        return 0.0
+    total = recorded_duration_ms(playback.recording)
+    per_frame = total / max(len(playback.chunks), 1) if total else REALTIME_FRAME_MS
+    return per_frame / 1000
+
+
+# -- the HTTP fake backend -------------------------------------------------------------------
+
+
+class ReplayServer:
+    """Hands out playbacks, one per request in order (cycling) or by ``?transcript=<name>``."""
+
+    def __init__(self, playbacks: list[Playback], delays: list[float], exit_after: int | None = None) -> None:
+        self.playbacks = playbacks
+        self.delays = delays
+        self._order = itertools.cycle(range(len(playbacks)))
+        self.served = 0
+        self.exit_after = exit_after
+        self.finished = asyncio.Event()
+
+    def pick(self, request: web.Request) -> int:
+        wanted = request.query.get("transcript")
+        if wanted is None:
+            return next(self._order)
+        for i, playback in enumerate(self.playbacks):
+            if wanted in playback.recording.keys:
+                return i
+        names = ", ".join(p.recording.keys[0] for p in self.playbacks)
+        raise web.HTTPNotFound(text=_json({"message": f"no transcript {wanted!r} (have: {names})"}).decode(), content_type="application/json")
+
+    def by_run(self, run_id: str) -> int:
+        for i, playback in enumerate(self.playbacks):
+            if playback.run_id == run_id:
+                return i
+        raise web.HTTPNotFound(text=_json({"statusCode": 404, "message": f"no active run {run_id}"}).decode(), content_type="application/json")
+
+    async def send(self, request: web.Request, index: int, status: int, headers: dict[str, str], chunks: list[bytes]) -> web.StreamResponse:
+        playback = self.playbacks[index]
+        if playback.failed_status is not None:
+            capture = playback.recording.capture
+            content_type = (capture.header("content-type") if capture else None) or "application/json"
+            return web.Response(status=playback.failed_status, body=b"".join(chunks), headers={"Content-Type": content_type})
+        response = web.StreamResponse(
+            status=status,
+            headers={
+                "Content-Type": playback.content_type,
+                "Cache-Control": "no-cache",
+                "X-Accel-Buffering": "no",
+                **headers,
+            },
+        )
+        delay = self.delays[index]
+        try:
+            await response.prepare(request)
+            for i, chunk in enumerate(chunks):
+                if i and delay:
+                    await asyncio.sleep(delay)
+                await response.write(chunk)
+            await response.write_eof()
+        except ConnectionError:
+            pass  # the client went away: nothing left to send it
+        finally:
+            self._count()  # a stream cut short still counts toward --exit-after
+        return response
+
+    def _count(self) -> None:
+        self.served += 1
+        if self.exit_after is not None and self.served >= self.exit_after:
+            self.finished.set()
+
+
+REPLAY_KEY = web.AppKey("streambridge_replay", ReplayServer)
+
+
+def _nest_headers(playback: Playback, with_thread: bool) -> dict[str, str]:
+    headers = {}
+    if playback.run_id:
+        headers["X-Agent-Run-Id"] = playback.run_id
+    if with_thread and playback.thread_id:
+        headers["X-Agent-Thread-Id"] = playback.thread_id
+    return headers
+
+
+def _resume_chunks(playback: Playback) -> list[bytes]:
+    """The chunks of a ``GET …/stream`` attach: its ``meta`` has the run id only (nest.md §2.1)."""
+    if not playback.run_id or not playback.chunks:
+        return playback.chunks
+    pieces = list(cut_frames([playback.chunks[0]], playback.framing))
+    frame = sse_frame if playback.framing == "sse" else ndjson_frame
+    meta = frame(_json({"runId": playback.run_id}), "meta")
+    first = meta + b"".join(p.raw for p in pieces[1:])
+    return [first, *playback.chunks[1:]]
+
+
+def _allow_origin(app: web.Application, origin: str) -> None:
+    """Let a browser frontend on another origin call the fake backend (preflight included)."""
+    allow = {
+        "Access-Control-Allow-Origin": origin,
+        "Access-Control-Allow-Headers": "*",
+        "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+        "Access-Control-Expose-Headers": "X-Agent-Run-Id, X-Agent-Thread-Id",
+    }
+
+    @web.middleware
+    async def preflight(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        if request.method == "OPTIONS":
+            return web.Response(status=204)
+        return await handler(request)
+
+    async def add_headers(request: web.Request, response: web.StreamResponse) -> None:
+        for key, value in allow.items():
+            response.headers.setdefault(key, value)
+
+    app.middlewares.append(preflight)
+    app.on_response_prepare.append(add_headers)
+
+
+def make_replay_app(
+    playbacks: list[Playback],
+    *,
+    delays: list[float] | None = None,
+    base: str | None = None,
+    cors: str | None = None,
+    exit_after: int | None = None,
+) -> web.Application:
+    """An aiohttp app serving ``playbacks`` (all in one protocol) on that protocol's surface."""
+    if not playbacks:
+        raise ValueError("nothing to serve")
+    codec = playbacks[0].codec
+    server = ReplayServer(playbacks, delays or [0.0] * len(playbacks), exit_after)
+    app = web.Application()
+    app[REPLAY_KEY] = server
+    if cors:
+        _allow_origin(app, cors)
+    prefix = _normalise_base(base if base is not None else (NEST_BASE if codec.name == "nest" else "/"))
+    if codec.name == "nest":
+        _nest_routes(app, server, prefix)
+    else:
+
+        async def post_stream(request: web.Request) -> web.StreamResponse:
+            await request.read()
+            index = server.pick(request)
+            return await server.send(request, index, 200, {}, server.playbacks[index].chunks)
+
+        app.router.add_post(prefix or "/", post_stream)
+    return app
+
+
+def _normalise_base(base: str) -> str:
+    base = "/" + base.strip("/")
+    return "" if base == "/" else base
+
+
+def _nest_routes(app: web.Application, server: ReplayServer, prefix: str) -> None:
+    async def chat(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        index = server.pick(request)
+        playback = server.playbacks[index]
+        return await server.send(request, index, 201, _nest_headers(playback, True), playback.chunks)
+
+    async def resume(request: web.Request) -> web.StreamResponse:
+        index = server.by_run(request.match_info["run_id"])
+        playback = server.playbacks[index]
+        return await server.send(request, index, 200, _nest_headers(playback, False), _resume_chunks(playback))
+
+    async def cancel(request: web.Request) -> web.Response:
+        server.by_run(request.match_info["run_id"])
+        return web.json_response({"aborted": True}, status=201)
+
+    async def settle(request: web.Request) -> web.Response:
+        await request.read()
+        return web.json_response({"ok": True}, status=201)
+
+    app.router.add_post(f"{prefix}/chat", chat)
+    app.router.add_get(f"{prefix}/chat/{{run_id}}/stream", resume)
+    app.router.add_post(f"{prefix}/chat/{{run_id}}/cancel", cancel)
+    app.router.add_post(f"{prefix}/tool-call/approve", settle)
+    app.router.add_post(f"{prefix}/tool-call/reject", settle)
+
+
+def announce(url: str) -> None:
+    """Tell the user where the fake backend listens (tests replace this to learn the URL)."""
+    note(f"serving on {url} (Ctrl-C stops)")
+
+
+async def serve_app(app: web.Application, host: str, port: int, ready: Callable[[str], None]) -> None:
+    """Run ``app`` until it has served ``exit_after`` streams, or forever (until cancelled)."""
+    runner = web.AppRunner(app, handler_cancellation=True)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, host, port)
+        await site.start()
+        bound_host, bound_port = runner.addresses[0][:2]
+        ready(f"http://{_url_host(bound_host)}:{bound_port}")
+        server = app[REPLAY_KEY]
+        if server.exit_after is None:
+            await asyncio.Event().wait()
+        await server.finished.wait()
+    finally:
+        await runner.cleanup()
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _entry_points(playbacks: list[Playback], base: str | None) -> list[str]:
+    codec = playbacks[0].codec
+    prefix = _normalise_base(base if base is not None else (NEST_BASE if codec.name == "nest" else "/"))
+    if codec.name == "nest":
+        return [f"POST {prefix}/chat", f"GET {prefix}/chat/:runId/stream"]
+    return [f"POST {prefix or '/'}"]
+
+
+# -- the command -----------------------------------------------------------------------------
+
+
+def _play(playback: Playback, delay: float) -> None:
+    out = stdout_binary()
+    for i, chunk in enumerate(playback.chunks):
+        if i and delay:
+            time.sleep(delay)
+        out.write(chunk)
+        out.flush()
+
+
+def replay_command(
+    file: Annotated[str, typer.Argument(help="Transcript or capture file (a directory with --serve); - reads stdin.")],
+    to: Annotated[
+        str | None, typer.Option("--to", "-t", help="Translate to this protocol (default: as recorded).", autocompletion=complete_protocol)
+    ] = None,
+    from_: Annotated[
+        str | None, typer.Option("--from", "-f", help="Source protocol (sniffed when left out).", autocompletion=complete_protocol)
+    ] = None,
+    framing: Annotated[str | None, typer.Option(help="Output framing: sse or ndjson.", autocompletion=complete_framing)] = None,
+    delay_ms: Annotated[float | None, typer.Option("--delay-ms", help="Pause between frames, in milliseconds.")] = None,
+    realtime: Annotated[
+        bool, typer.Option("--realtime", help=f"Pace as recorded (the run's reported duration, else {REALTIME_FRAME_MS:g} ms a frame).")
+    ] = False,
+    serve: Annotated[bool, typer.Option("--serve", help="Serve over HTTP as a live backend instead of printing.")] = False,
+    host: Annotated[str, typer.Option(help="Address to bind with --serve.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port with --serve (0 picks a free one).")] = DEFAULT_PORT,
+    base: Annotated[str | None, typer.Option(help="Route prefix with --serve (default: /agent for nest, / otherwise).")] = None,
+    cors: Annotated[str | None, typer.Option(help="With --serve: allow this browser origin (or *).")] = None,
+    exit_after: Annotated[int | None, typer.Option("--exit-after", help="With --serve: stop after this many streams.")] = None,
+    verbose: VerboseOption = False,
+) -> None:
+    """Play a transcript to stdout, or serve it as a live backend (--serve)."""
+    set_verbose(verbose)
+    if delay_ms is not None and realtime:
+        raise UserError("--delay-ms and --realtime exclude each other")
+    target = resolve_protocol(to, "--to") if to else None
+    if target is not None:
+        check_framing(target, framing)
+    recordings = load_recordings(file, from_)
+    if len(recordings) > 1 and not serve:
+        raise UserError(f"{file}: a directory can only be replayed with --serve")
+    if target is None and len({r.codec.name for r in recordings}) > 1:
+        kinds = ", ".join(sorted({r.codec.name for r in recordings}))
+        raise UserError(f"{file}: the transcripts are in several protocols ({kinds}); pick one with --to")
+    playbacks = [render(r, target, framing) for r in recordings]
+    delays = [frame_delay(p, delay_ms, realtime) for p in playbacks]
+    if not serve:
+        _play(playbacks[0], delays[0])
+        return
+    app = make_replay_app(playbacks, delays=delays, base=base, cors=cors, exit_after=exit_after)
+    routes = ", ".join(_entry_points(playbacks, base))
+    note(f"{len(playbacks)} transcript(s) as {playbacks[0].codec.name}: {routes}")
+    try:
+        asyncio.run(serve_app(app, host, port, announce))
+    except KeyboardInterrupt:
+        note("stopped")
+    except OSError as exc:
+        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None

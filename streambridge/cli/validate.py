@@ -1,0 +1,393 @@
+"""``streambridge validate``: check a transcript against its protocol's rules.
+
+The transcript is cut into frames and each frame is fed to the codec's (lenient) decoder, so
+every event is known with the frame that produced it. Rules look at those events plus framing
+facts (line endings, SSE event names, ``id:`` lines, the capture's status and headers). Every
+rule has a stable id (``SB…``) documented in docs/cli.md.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Annotated
+
+import msgspec
+import typer
+from msgspec import UNSET
+
+from ..codecs import Codec
+from ..codecs.framing import Frame, FramingError
+from ..events import (
+    DataPart,
+    Elicitation,
+    Event,
+    Malformed,
+    ReasoningDelta,
+    RunStart,
+    StepFinish,
+    StepStart,
+    Terminal,
+    TextDelta,
+    ToolApprovalRequest,
+    ToolApprovalSettled,
+    ToolCall,
+    ToolDenied,
+    ToolError,
+    ToolInputDelta,
+    ToolInputStart,
+    ToolOutput,
+)
+from .common import EXIT_FINDINGS, VerboseOption, collect_warnings, complete_protocol, one_line, set_verbose
+from .transcripts import Capture, FrameCutter, Piece, Source, detect, json_object, named_event, open_source
+
+#: rule id → (name, severity, what it checks). Ids are stable: never reuse or renumber one.
+RULES: dict[str, tuple[str, str, str]] = {
+    "SB001": ("frame-malformed", "error", "a frame that does not decode: bad JSON, missing or ill-typed fields, invalid values"),
+    "SB002": ("frame-unterminated", "error", "the input ends inside a frame (SSE: no empty line after the last event)"),
+    "SB003": ("frame-oversize", "error", "a frame larger than the size limit (16 MiB)"),
+    "SB004": ("line-endings", "warning", "CR or CRLF line endings (LF only: the published nest client finds no frame in CRLF)"),
+    "SB005": ("event-name-unexpected", "warning", "an SSE event name the protocol does not use (nest: meta, done, error; others: none)"),
+    "SB006": ("kind-unknown", "warning", "a frame of a kind/type the protocol does not define (forwarded as a passthrough)"),
+    "SB007": ("field-unknown", "warning", "a known kind with fields the protocol does not define"),
+    "SB010": ("terminal-missing", "error", "the stream ends without its terminal event (truncated, never a success)"),
+    "SB011": ("after-terminal", "error", "a frame after the terminal event (exactly one terminal, and it is last)"),
+    "SB012": ("start-not-first", "error", "the run does not open with its start (agentkit turn_start, nest event: meta)"),
+    "SB013": ("start-repeated", "error", "a second run start (turn_start, event: meta) in one stream"),
+    "SB014": ("step-open-at-success", "error", "nest: event: done while a step is open (no step-finish)"),
+    "SB015": ("step-unbalanced", "error", "nest: step-finish without an open step, or step-start inside an open step"),
+    "SB016": ("content-outside-step", "warning", "nest: text, reasoning or tool frames outside a step"),
+    "SB020": ("tool-call-unknown", "error", "a tool outcome, input delta, approval or elicitation for a call not announced before it"),
+    "SB021": ("tool-outcome-repeated", "error", "a second outcome for one tool call"),
+    "SB022": ("tool-call-repeated", "warning", "nest, oma: the same call id announced twice"),
+    "SB023": ("tool-call-unsettled", "warning", "a successful run with tool calls that never got an outcome"),
+    "SB030": ("turn-id-mismatch", "error", "agentkit: turn_end.turnId differs from turn_start's"),
+    "SB031": ("message-id-mismatch", "error", "agentkit: turn_end.messageId differs from turn_start's"),
+    "SB032": ("run-id-mismatch", "error", "nest: the meta runId/threadId differ from the X-Agent-Run-Id/X-Agent-Thread-Id headers"),
+    "SB033": ("sequence-order", "error", "nest: id: sequence numbers that are not strictly increasing positive integers"),
+    "SB034": ("sequence-on-control", "error", "nest: an id: line on a meta, done or error frame"),
+    "SB040": ("terminal-text-mismatch", "warning", "agentkit: result.text differs from the streamed text deltas"),
+    "SB041": ("failure-status-mismatch", "warning", "a terminal whose failure.status differs from its status, or a success with a failure"),
+    "SB050": ("http-status", "error", "a capture whose HTTP status is not 2xx"),
+    "SB051": ("content-type", "warning", "a capture whose content-type does not match the framing"),
+}
+
+_START = {"agentkit": "turn_start", "nest": "event: meta"}
+_TERMINAL = {"agentkit": "turn_end", "nest": "event: done or event: error", "oma": "done or error"}
+#: kinds a decoder keeps as passthroughs although the protocol defines them.
+_KNOWN_PASSTHROUGH = {"oma": {"loop_detected", "budget_exceeded"}, "agentkit": {"tool_result"}, "nest": {"cancelled"}}
+_NEST_CONTROL = ("meta", "done", "error")
+_IN_STEP = (TextDelta, ReasoningDelta, ToolInputStart, ToolInputDelta, ToolCall, ToolOutput, ToolError, ToolDenied)
+_OUTCOMES = (ToolOutput, ToolError, ToolDenied)
+
+
+@dataclass
+class Finding:
+    rule: str
+    name: str
+    severity: str
+    frame: int | None
+    offset: int | None
+    message: str
+
+
+@dataclass
+class Report:
+    file: str
+    protocol: str
+    framing: str
+    frames: int
+    events: int
+    findings: list[Finding]
+
+
+class Validator:
+    """Feeds one transcript frame by frame and applies the rules."""
+
+    def __init__(self, codec: Codec, framing: str, capture: Capture | None, body_offset: int) -> None:
+        self.codec = codec
+        self.name = codec.name
+        self.framing = framing
+        self.capture = capture
+        self.body_offset = body_offset
+        self.decoder = codec.decoder(framing)  # type: ignore[arg-type]
+        self.findings: list[Finding] = []
+        self.frames = 0
+        self.events = 0
+        self._frame: tuple[int | None, int | None] = (None, None)
+        self._problem_frames: set[int] = set()
+        self._crlf_seen = False
+        self._starts = 0
+        self._first_event = True
+        self._terminal_frame: int | None = None
+        self._last_seq = 0
+        self._step_open = False
+        self._announced: set[str] = set()
+        self._called: set[str] = set()
+        self._started_input: set[str] = set()
+        self._settled: set[str] = set()
+        self._text: list[str] = []
+        self._streamed_text = False
+
+    # -- driving -------------------------------------------------------------------------
+
+    def run(self, chunks: Iterable[bytes]) -> None:
+        self._capture_rules()
+        cutter = FrameCutter(self.framing)
+        with collect_warnings(echo=False) as records:
+            for chunk in chunks:
+                for piece in cutter.feed(chunk):
+                    self._piece(piece, records)
+            for piece in cutter.close():
+                self._piece(piece, records)
+            self._end()
+
+    def add(self, rule: str, message: str, frame: int | None = None, offset: int | None = None) -> None:
+        name, severity, _ = RULES[rule]
+        if frame is None and offset is None:
+            frame, offset = self._frame
+        file_offset = None if offset is None else offset + self.body_offset
+        self.findings.append(Finding(rule, name, severity, frame, file_offset, one_line(message)))
+
+    def _piece(self, piece: Piece, records: list[logging.LogRecord]) -> None:
+        ignored = self.decoder.ignored_after_terminal
+        if not self._crlf_seen and b"\r" in piece.raw:
+            self._crlf_seen = True
+            first = piece.frames[0] if piece.frames else None
+            self.add("SB004", "CR line endings; write LF only", *(self._where(first)))
+        for problem in piece.problems:
+            self._framing_problem(problem)
+        for frame in piece.frames:
+            self.frames = max(self.frames, frame.index)
+            self._frame = (frame.index, frame.offset)
+            self._frame_rules(frame)
+        seen = len(records)
+        events = self.decoder.feed(piece.raw)
+        if self.decoder.ignored_after_terminal > ignored:
+            self.add("SB011", f"frame after the terminal event of frame {self._terminal_frame}")
+        for record in records[seen:]:
+            if "unknown fields nested inside" in record.getMessage():
+                self.add("SB007", record.getMessage().split(": ", 1)[-1])
+        for event in events:
+            self._event(event)
+
+    def _where(self, frame: Frame | None) -> tuple[int | None, int | None]:
+        return (frame.index, frame.offset) if frame else self._frame
+
+    def _end(self) -> None:
+        terminated = self.decoder.terminated
+        tail = self.decoder.close()
+        self._frame = (None, None)
+        if not terminated:
+            self.add("SB010", f"the stream ends without {_TERMINAL[self.name]}")
+        for event in tail:
+            self._event(event)
+
+    # -- framing facts -------------------------------------------------------------------
+
+    def _capture_rules(self) -> None:
+        if self.capture is None:
+            return
+        if not 200 <= self.capture.status < 300:
+            self.add("SB050", f"the server answered HTTP {self.capture.status}", 0, -self.body_offset)
+        content_type = self.capture.header("content-type")
+        expected = self.codec.content_types.get(self.framing, "")
+        if content_type is not None and content_type.split(";")[0].strip().lower() != expected:
+            self.add("SB051", f"content-type {content_type!r}, expected {expected!r} for {self.framing}", 0, -self.body_offset)
+
+    def _framing_problem(self, problem: FramingError) -> None:
+        self._problem_frames.add(problem.index)
+        rule = "SB003" if "larger than" in str(problem) else "SB002"
+        self.add(rule, str(problem), problem.index, problem.offset)
+
+    def _frame_rules(self, frame: Frame) -> None:
+        if self.name != "nest":
+            if frame.event:
+                self.add("SB005", f"SSE event name {frame.event!r}: {self.name} frames have none")
+            return
+        event, data = named_event(frame, self.framing)
+        if event not in ("", *_NEST_CONTROL):
+            self.add("SB005", f"SSE event name {event!r}: nest uses only meta, done and error")
+        if frame.index == 1 and event != "meta":
+            self.add("SB012", "the stream does not open with event: meta")
+        if event == "meta":
+            self._meta(frame, data)
+        self._sequence(frame, event)
+
+    def _meta(self, frame: Frame, data: bytes) -> None:
+        self._starts += 1
+        if self._starts > 1:
+            self.add("SB013", "a second event: meta")
+        meta = json_object(data)
+        if self.capture is None or meta is None:
+            return
+        for key, header in (("runId", "x-agent-run-id"), ("threadId", "x-agent-thread-id")):
+            value = self.capture.header(header)
+            if value is not None and meta.get(key) != value:
+                self.add("SB032", f"meta {key} {meta.get(key)!r} but {header}: {value!r}")
+
+    def _sequence(self, frame: Frame, event: str) -> None:
+        if not frame.own_id:
+            return
+        if event in _NEST_CONTROL:
+            self.add("SB034", f"id: {frame.last_id!r} on an event: {event} frame")
+            return
+        if not frame.last_id.isdigit() or int(frame.last_id) < 1:
+            self.add("SB033", f"id: {frame.last_id!r} is not a positive integer")
+            return
+        seq = int(frame.last_id)
+        if seq <= self._last_seq:
+            self.add("SB033", f"id: {seq} after id: {self._last_seq}")
+        self._last_seq = max(seq, self._last_seq)
+
+    # -- events --------------------------------------------------------------------------
+
+    def _event(self, event: Event) -> None:
+        self.events += 1
+        kind = type(event)
+        if kind is Malformed:
+            if event.frame not in self._problem_frames:  # type: ignore[attr-defined]
+                self.add("SB001", event.error, event.frame, event.offset)  # type: ignore[attr-defined]
+            return
+        self._first(event)
+        if event.extra is not UNSET and event.__struct_config__.tag in self.codec.native:
+            fields = ", ".join(event.extra)  # type: ignore[arg-type]
+            self.add("SB007", f"unknown field(s) {fields} on a {event.__struct_config__.tag} event")
+        if kind is DataPart:
+            self._passthrough(event)  # type: ignore[arg-type]
+        elif kind is RunStart:
+            self._run_start(event)  # type: ignore[arg-type]
+        elif kind is TextDelta and event.message_id is UNSET:
+            self._text.append(event.text)  # type: ignore[attr-defined]
+            self._streamed_text = self._streamed_text or not event.synthetic
+        elif kind is Terminal:
+            self._terminal(event)  # type: ignore[arg-type]
+        if self.name == "nest":
+            self._steps(event)
+        self._tools(event)
+
+    def _first(self, event: Event) -> None:
+        if not self._first_event:
+            return
+        self._first_event = False
+        if self.name == "agentkit" and type(event) is not RunStart:
+            self.add("SB012", "the stream does not open with turn_start")
+
+    def _passthrough(self, part: DataPart) -> None:
+        if part.origin != self.name or part.name in _KNOWN_PASSTHROUGH.get(self.name, ()):
+            return
+        what = f"unknown {'kind' if self.name == 'nest' else 'type'} {part.name!r}" if part.name else "a frame without a kind"
+        self.add("SB006", what)
+
+    def _run_start(self, event: RunStart) -> None:
+        if self.name == "nest":
+            return  # counted on the meta frames themselves
+        self._starts += 1
+        if self._starts > 1:
+            self.add("SB013", f"a second {_START.get(self.name, 'run start')}")
+
+    def _terminal(self, end: Terminal) -> None:
+        if end.synthetic:
+            return
+        self._terminal_frame = self._frame[0]
+        if self.name == "agentkit":
+            if end.turn_id is not UNSET:
+                self.add("SB030", f"turn_end.turnId {end.turn_id!r} differs from turn_start's")
+            if end.message_id is not UNSET:
+                self.add("SB031", f"turn_end.messageId {end.message_id!r} differs from turn_start's")
+            joined = "".join(self._text)
+            if self._streamed_text and end.text is not UNSET and end.text != joined:
+                self.add("SB040", f"result.text has {len(end.text)} characters, the text deltas {len(joined)}")
+        failure = end.failure
+        if failure is not UNSET and (failure.status != end.status or end.status == "succeeded"):
+            self.add("SB041", f"status {end.status!r} with failure.status {failure.status!r}")
+        if end.status == "succeeded":
+            if self.name == "nest" and self._step_open:
+                self.add("SB014", "event: done while a step is open (no step-finish)")
+            unsettled = sorted(self._announced - self._settled)
+            if unsettled:
+                self.add("SB023", f"tool call(s) without an outcome: {', '.join(unsettled)}")
+
+    def _steps(self, event: Event) -> None:
+        kind = type(event)  # a carried synthetic step still has its step frame on the wire
+        if kind is StepStart:
+            if self._step_open:
+                self.add("SB015", "step-start while a step is open")
+            self._step_open = True
+        elif kind is StepFinish:
+            if not self._step_open:
+                self.add("SB015", "step-finish without an open step")
+            self._step_open = False
+        elif isinstance(event, _IN_STEP) and not self._step_open:
+            self.add("SB016", f"a {event.__struct_config__.tag} frame outside a step")
+
+    def _tools(self, event: Event) -> None:
+        kind = type(event)
+        call_id: str = getattr(event, "call_id", "")
+        if kind is ToolInputStart:
+            if call_id in self._started_input:
+                self.add("SB022", f"tool-input-start for call {call_id!r} again")
+            self._started_input.add(call_id)
+            self._announced.add(call_id)
+        elif kind is ToolCall:
+            if call_id in self._called and self.name != "agentkit":  # agentkit: a repeat replaces the call
+                self.add("SB022", f"call {call_id!r} announced again")
+            self._called.add(call_id)
+            self._announced.add(call_id)
+        elif kind is ToolInputDelta:
+            if call_id not in self._announced:
+                self.add("SB020", f"input delta for call {call_id!r} before its tool-input-start")
+        elif kind in _OUTCOMES:
+            if call_id not in self._announced:
+                self.add("SB020", f"outcome for call {call_id!r}, which was not announced before it")
+            elif call_id in self._settled:
+                self.add("SB021", f"a second outcome for call {call_id!r}")
+            self._settled.add(call_id)
+        elif kind in (ToolApprovalRequest, ToolApprovalSettled, Elicitation) and call_id not in self._announced:
+            self.add("SB020", f"{event.__struct_config__.tag} for call {call_id!r}, which was not announced before it")
+
+
+def validate_source(source: Source, protocol: str | None) -> Report:
+    detected = detect(source, protocol, "--protocol", report=False)
+    validator = Validator(detected.codec, detected.framing, source.capture, source.body_offset)
+    validator.run(source.chunks())
+    return Report(source.name, detected.codec.name, detected.framing, validator.frames, validator.events, validator.findings)
+
+
+def _print_text(report: Report) -> None:
+    for f in report.findings:
+        where = {None: "end of input", 0: "capture header"}.get(f.frame, f"frame {f.frame}")
+        if f.offset is not None:
+            where += f" (byte {f.offset})"
+        typer.echo(f"{report.file}: {where}: {f.rule} {f.name} [{f.severity}]: {f.message}")
+    counts = f"{report.protocol}, {report.framing}, {report.frames} frames, {report.events} events"
+    if report.findings:
+        errors = sum(1 for f in report.findings if f.severity == "error")
+        typer.echo(f"{report.file}: {len(report.findings)} finding(s), {errors} error(s) ({counts})")
+    else:
+        typer.echo(f"{report.file}: clean ({counts})")
+
+
+def validate_command(
+    file: Annotated[str, typer.Argument(help="Transcript or capture file; - reads stdin.")],
+    protocol: Annotated[
+        str | None,
+        typer.Option("--protocol", "-p", help="Protocol (sniffed when left out).", autocompletion=complete_protocol),
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the findings as JSON.")] = False,
+    ignore: Annotated[list[str] | None, typer.Option("--ignore", help="A rule id to skip (repeatable).")] = None,
+    verbose: VerboseOption = False,
+) -> None:
+    """Check a transcript against its protocol's rules; exit 1 when there are findings."""
+    set_verbose(verbose)
+    with open_source(file) as source:
+        report = validate_source(source, protocol)
+    skip = {rule.upper() for rule in ignore or ()}
+    report.findings = [f for f in report.findings if f.rule not in skip]
+    if json_output:
+        typer.echo(msgspec.json.encode({**asdict(report), "clean": not report.findings}).decode())
+    else:
+        _print_text(report)
+    if report.findings:
+        raise typer.Exit(EXIT_FINDINGS)

@@ -1,0 +1,140 @@
+"""The application as a whole: protocols, demo, completion, entry points, errors and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from streambridge import codecs
+from streambridge.cli import app, demo
+from streambridge.cli.common import complete_protocol, protocol_names
+
+from .corpus import ROOT
+from .test_cli_support import GOLDEN, invoke, user_error
+
+
+def test_protocols_lists_codecs_aliases_framings_and_pairs() -> None:
+    result = invoke("protocols")
+    assert result.exit_code == 0
+    for word in ("agentkit", "nest", "oma", "adonis", "ndjson (default)", "application/x-ndjson", "nest → oma"):
+        assert word in result.stdout
+
+
+def test_protocols_json_comes_from_the_codec_registry() -> None:
+    data = json.loads(invoke("protocols", "--json").stdout)
+    assert [c["name"] for c in data["codecs"]] == codecs.names()
+    nest = next(c for c in data["codecs"] if c["name"] == "nest")
+    assert nest["aliases"] == ["adonis"] and nest["default_framing"] == "sse"
+    pairs = {(p["from"], p["to"]): p for p in data["pairs"]}
+    assert len(pairs) == 6
+    nest_to_oma = pairs[("nest", "oma")]
+    assert set(nest_to_oma["native"]) == codecs.get("nest").native & codecs.get("oma").native
+    assert "step-start" in nest_to_oma["data_parts"] and "data" in nest_to_oma["data_parts"]
+    assert set(nest_to_oma["native"]).isdisjoint(nest_to_oma["data_parts"])
+
+
+def test_demo_serves_translates_and_shows_both_streams() -> None:
+    result = invoke("demo", "--delay-ms", "0")
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    assert "nest: from the backend, over HTTP" in out and "agentkit: translated live" in out
+    assert '"kind":"tool-input-available"' in out and '"type":"tool_call"' in out
+    assert "answered HTTP 201" in out and "status 'succeeded'" in out
+
+
+def test_demo_other_scenarios_and_protocols() -> None:
+    result = invoke("demo", "--scenario", "run-failed", "--from", "agentkit", "--to", "oma", "--delay-ms", "0")
+    assert result.exit_code == 0, result.stderr
+    assert "answered HTTP 200" in result.stdout and "status 'error'" in result.stdout
+    user_error(invoke("demo", "--scenario", "nope"), "--scenario", "'nope'", "plain-text")
+    user_error(invoke("demo", "--to", "nope"), "--to")
+
+
+def test_demo_works_without_the_golden_directory(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert (GOLDEN / demo.DEFAULT_SCENARIO / "nest.sse").read_bytes() == demo._EMBEDDED_GOLDEN
+    monkeypatch.setattr(demo, "golden_dir", lambda: None)
+    assert demo.scenarios() == [demo.DEFAULT_SCENARIO]
+    result = invoke("demo", "--delay-ms", "0")
+    assert result.exit_code == 0, result.stderr
+    user_error(invoke("demo", "--scenario", "approval"), "approval")
+
+
+def test_python_m_streambridge_demo_runs_without_a_terminal(tmp_path: Path) -> None:
+    """The README's first command, as CI runs it: no TTY, no stdin, from another directory."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "streambridge", "demo", "--delay-ms", "0"],
+        cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"translated live" in done.stdout
+    version = subprocess.run([sys.executable, "-m", "streambridge", "--version"], env=env, capture_output=True, check=False)
+    assert version.stdout.strip() == b"streambridge 0.1.0"
+
+
+def test_completion_offers_protocol_names() -> None:
+    assert [name for name, _ in complete_protocol("")] == protocol_names() == ["agentkit", "nest", "oma", "adonis"]
+    assert [name for name, _ in complete_protocol("a")] == ["agentkit", "adonis"]
+    assert complete_protocol("z") == []
+    assert demo.complete_scenario("tool-d") == ["tool-denied"]
+
+
+def _complete(words: str) -> str:
+    env = {"_STREAMBRIDGE_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1))}
+    return CliRunner().invoke(app, [], env=env, prog_name="streambridge").stdout
+
+
+def test_shell_completion_completes_commands_and_protocols() -> None:
+    assert _complete("streambridge con").split() == ["convert"]
+    assert _complete("streambridge convert x --to o").split() == ["oma"]
+    assert _complete("streambridge validate x --protocol ").split() == protocol_names()
+    assert _complete("streambridge diff a b --protocol-b ad").split() == ["adonis"]
+    result = CliRunner().invoke(app, ["--show-completion", "bash"], prog_name="streambridge")
+    assert "_STREAMBRIDGE_COMPLETE=complete_bash" in result.stdout
+
+
+def test_help_and_usage_errors() -> None:
+    result = invoke("--help")
+    assert result.exit_code == 0
+    for command in ("convert", "validate", "replay", "record", "diff", "protocols", "demo"):
+        assert command in result.stdout
+    assert invoke("frobnicate").exit_code == 2
+    assert invoke("convert", "--bogus").exit_code == 2
+    assert invoke("validate").exit_code == 2  # FILE missing
+
+
+def test_exceptions_never_show_local_variables() -> None:
+    assert app.pretty_exceptions_show_locals is False
+
+
+def test_user_errors_are_one_line_and_verbose_adds_detail(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.ndjson"
+    bad.write_bytes(b'{"type":"text","data":"a"}\n{"type":"text"\n{"type":"done","data":{}}\n')
+    quiet = invoke("convert", bad, "--from", "oma", "--to", "nest", "--strict")
+    line = user_error(quiet, str(bad), "frame 2 (byte 27)", "oma")
+    assert quiet.stderr.strip() == line
+    loud = invoke("-v", "convert", bad, "--to", "nest", "--strict")
+    user_error(loud, "frame 2")
+    assert '{"type":"text"' in loud.stderr and len(loud.stderr.splitlines()) > 1
+
+
+def test_the_proxy_serve_command_is_registered_exactly_when_it_imports() -> None:
+    try:
+        from streambridge.cli.serve import serve_command  # noqa: F401
+    except ImportError:  # pragma: no cover - the proxy ships in the same package
+        present = False
+    else:
+        present = True
+    assert (invoke("serve", "--help").exit_code == 0) == present
+
+
+def test_the_cli_docs_describe_every_command() -> None:
+    doc = (ROOT / "docs" / "cli.md").read_text()
+    for command in ("convert", "validate", "replay", "record", "diff", "protocols", "demo"):
+        assert f"streambridge {command}" in doc

@@ -38,8 +38,11 @@ class Translator:
         self.events_in = 0
         #: the source's terminal event, once decoded (a terminal is always an input's last event)
         self.terminal: Terminal | None = None
+        self._fed = False
+        self._closed = False
 
     def feed(self, data: bytes) -> bytes:
+        self._fed = True
         events = self.decoder.feed(data)
         if not events:
             return b""
@@ -51,8 +54,27 @@ class Translator:
     def feed_events(self, events: Iterable[Event]) -> bytes:
         return self.encoder.encode(events)
 
+    def use_source_framing(self, framing: Framing) -> None:
+        """Read the source in another framing (say, as the upstream's Content-Type declares).
+
+        Only before the first byte was fed: framing cannot change inside a stream."""
+        if self._fed:
+            raise RuntimeError("the source framing cannot change after input was fed")
+        decoder = self.decoder
+        self.decoder = self.source.decoder(framing, strict=decoder.strict, max_event_size=decoder.max_event_size)
+
+    def abort(self, terminal: Terminal) -> bytes:
+        """End the output now with this terminal (a fault the caller saw), unless one was written.
+
+        The input is abandoned: nothing more is decoded, and :meth:`close` returns nothing."""
+        self._closed = True
+        return b"" if self.encoder.terminated else self.encoder.encode([terminal])
+
     def close(self) -> bytes:
         """End of input: whatever remains, ending with exactly one terminal."""
+        if self._closed:
+            return b""
+        self._closed = True
         events = self.decoder.close()
         self.events_in += len(events)
         if events and type(events[-1]) is Terminal:

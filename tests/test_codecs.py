@@ -317,3 +317,40 @@ def test_translator_reports_the_terminal_and_what_came_after_it() -> None:
     translator.close()
     assert translator.terminal is not None and translator.terminal.status == "refused"
     assert translator.decoder.ignored_after_terminal == 1
+
+
+@pytest.mark.parametrize(
+    ("data", "kind"),
+    [
+        (b'data: {"kind":"text",tex}\n\n', "malformed"),
+        (b'data: {"kind":"text","text":"\xff"}\n\n', "encoding"),
+        (b'data: {"kind":"text","text":"' + b"x" * 100 + b'"}\n\n', "oversize"),
+        (b'data: {"kind":"text","text":"cut', "truncated"),
+        (b'event: done\ndata: {}\n\ndata: {"kind":"text","text":"late"}\n\n', "after-terminal"),
+    ],
+)
+def test_stream_errors_say_what_kind_of_problem(data: bytes, kind: str) -> None:
+    decoder = codecs.get("nest").decoder(strict=True, max_event_size=64)
+    with pytest.raises(StreamError) as err:
+        decoder.feed(data)
+        decoder.close()
+    assert err.value.kind == kind
+
+
+def test_translator_abort_ends_with_the_callers_terminal_once() -> None:
+    translator = Translator("nest", "agentkit", strict=True)
+    out = translator.feed(golden("plain-text", "nest")[:120])
+    out += translator.abort(Terminal(status="error", failure=Failure(status="error", message="upstream timed out", code="upstream_timeout")))
+    out += translator.close()  # nothing more, and no complaint about the missing input terminal
+    end = json_frames(out)[-1]
+    assert end["type"] == "turn_end" and end["result"]["failure"]["code"] == "upstream_timeout"
+    assert translator.abort(Terminal(status="cancelled")) == b""
+
+
+def test_translator_source_framing_can_follow_the_content_type_until_input_arrives() -> None:
+    translator = Translator("oma", "nest")
+    translator.use_source_framing("sse")
+    out = translator.feed(b'data: {"type":"text","data":"hi"}\n\n') + translator.close()
+    assert b'"text":"hi"' in out
+    with pytest.raises(RuntimeError):
+        translator.use_source_framing("ndjson")

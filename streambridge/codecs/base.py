@@ -21,7 +21,7 @@ import logging
 import types
 import typing
 from collections.abc import Iterable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
@@ -55,20 +55,33 @@ TRUNCATED_MESSAGE = "The stream ended without a terminal event."
 TRUNCATED_CODE = "truncated"
 
 
+#: what went wrong, for code that reacts differently (a proxy's fault codes): a frame that is
+#: not what the protocol says, one that is not UTF-8, one over the size limit, input that
+#: ended without its terminal (or inside a frame), or anything after the terminal.
+ProblemKind = Literal["malformed", "encoding", "oversize", "truncated", "after-terminal"]
+
+
 class StreamError(ValueError):
     """Bad input in strict mode: names the frame number, the byte offset and what was expected."""
 
-    def __init__(self, codec: str, frame: int, offset: int, expected: str, raw: bytes = b"") -> None:
+    def __init__(
+        self, codec: str, frame: int, offset: int, expected: str, raw: bytes = b"", kind: ProblemKind = "malformed"
+    ) -> None:
         self.codec = codec
         self.frame = frame
         self.offset = offset
         self.expected = expected
         self.raw = raw
+        self.kind = kind
         super().__init__(f"{codec}: frame {frame} at byte {offset}: {expected}")
 
 
 class FrameProblem(Exception):
     """Raised inside a codec's frame decoder; the base class decides lenient vs strict."""
+
+    def __init__(self, expected: str, kind: ProblemKind = "malformed") -> None:
+        super().__init__(expected)
+        self.kind = kind
 
 
 class _Carrier(msgspec.Struct):
@@ -194,7 +207,9 @@ def _check_utf8(data: bytes) -> None:
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise FrameProblem(f"valid UTF-8 (invalid byte 0x{data[exc.start]:02x} at offset {exc.start} of the frame)") from None
+        raise FrameProblem(
+            f"valid UTF-8 (invalid byte 0x{data[exc.start]:02x} at offset {exc.start} of the frame)", "encoding"
+        ) from None
 
 
 class Decoder:
@@ -212,6 +227,7 @@ class Decoder:
     ) -> None:
         self.framing: Framing = framing or self.default_framing
         self.strict = strict
+        self.max_event_size = max_event_size
         self._parser = make_parser(self.framing, max_event_size)
         self._terminated = False
         self._covering = 0
@@ -256,7 +272,11 @@ class Decoder:
         if not self._terminated:
             if self.strict:
                 raise StreamError(
-                    self.codec, self._parser._index, self._parser._pos, "a terminal event before the end of input"
+                    self.codec,
+                    self._parser._index,
+                    self._parser._pos,
+                    "a terminal event before the end of input",
+                    kind="truncated",
                 )
             log.warning("%s: input ended without a terminal event", self.codec)
             self._push(self._truncation_terminal(), out)
@@ -341,12 +361,14 @@ class Decoder:
             events = self._decode(frame)
         except FrameProblem as exc:
             self._release(out)
-            self._bad_frame(frame, str(exc), out)
+            self._bad_frame(frame, str(exc), out, exc.kind)
             return
         if self._cover_next:
             self._covering, self._cover_next = self._cover_next, 0
         if self._terminated and self.strict:
-            raise StreamError(self.codec, frame.index, frame.offset, "nothing after the terminal event", frame.data)
+            raise StreamError(
+                self.codec, frame.index, frame.offset, "nothing after the terminal event", frame.data, "after-terminal"
+            )
         if self._held is not None:
             if self._from_carrier and events and type(events[0]) is RunStart:
                 self._held = None  # a carried run start amends the native one before it
@@ -362,9 +384,9 @@ class Decoder:
             held, self._held = self._held, None
             self._push(held, out)
 
-    def _bad_frame(self, frame: Frame, expected: str, out: list[Event]) -> None:
+    def _bad_frame(self, frame: Frame, expected: str, out: list[Event], kind: ProblemKind = "malformed") -> None:
         if self.strict:
-            raise StreamError(self.codec, frame.index, frame.offset, expected, frame.data)
+            raise StreamError(self.codec, frame.index, frame.offset, expected, frame.data, kind)
         text = frame.data.decode("utf-8", "replace")
         log.warning("%s: frame %d at byte %d: %s", self.codec, frame.index, frame.offset, expected)
         self._push(Malformed(raw=text, error=expected, frame=frame.index, offset=frame.offset), out)
@@ -374,7 +396,7 @@ class Decoder:
         while problems:
             p = problems.pop(0)
             frame = Frame(p.raw, index=p.index, offset=p.offset)
-            self._bad_frame(frame, str(p), out)
+            self._bad_frame(frame, str(p), out, p.kind)
 
 
 class Encoder:

@@ -49,13 +49,14 @@ class Frame(Struct, gc=False):
 
 
 class FramingError(Exception):
-    """A framing problem that loses an event (oversize, cut off at end of input)."""
+    """A framing problem that loses an event: ``kind`` is ``oversize`` or ``truncated``."""
 
-    def __init__(self, message: str, *, index: int, offset: int, raw: bytes) -> None:
+    def __init__(self, message: str, *, index: int, offset: int, raw: bytes, kind: str = "oversize") -> None:
         super().__init__(message)
         self.index = index
         self.offset = offset
         self.raw = raw
+        self.kind = kind
 
 
 class SSEParser:
@@ -199,6 +200,7 @@ class SSEParser:
                     index=self._index + 1,
                     offset=self._event_offset,
                     raw=raw,
+                    kind="truncated",
                 )
             )
         self._buf = b""

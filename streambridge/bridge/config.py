@@ -1,0 +1,310 @@
+"""Proxy configuration: routes from CLI flags, a ``routes.toml`` file, and ``STREAMBRIDGE_*`` variables.
+
+Upstream credentials never appear in a flag's value: a header is given as ``NAME=env:VAR`` and its
+value is read from the environment once, at startup. A missing variable is a startup error that
+names the variable, never a value. The upstream URL comes only from here, never from a request.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from yarl import URL
+
+from .. import codecs
+
+__all__ = [
+    "DEFAULTS",
+    "Config",
+    "ConfigError",
+    "Route",
+    "build_config",
+    "load_routes_toml",
+    "parse_header",
+    "route_defaults_from_env",
+]
+
+RequestMode = Literal["translate", "passthrough"]
+ENV_PREFIX = "STREAMBRIDGE_"
+
+
+class ConfigError(ValueError):
+    """A configuration problem, worded so it can be shown to the operator (never holds a secret)."""
+
+
+@dataclass(frozen=True)
+class Route:
+    """One mounted translation: clients of ``target`` at ``path``, an upstream of ``source`` at ``upstream``."""
+
+    path: str
+    upstream: str
+    source: str  # the upstream's protocol (``--from``)
+    target: str  # the client's protocol (``--to``)
+    name: str = ""
+    source_framing: Literal["sse", "ndjson"] | None = None
+    target_framing: Literal["sse", "ndjson"] | None = None
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)  # resolved; may hold secrets
+    request_mode: RequestMode = "translate"
+    forward_auth: bool = False  # forward the client's Authorization and Cookie headers
+    control_url: str | None = None  # agentkit / oma upstreams: base of tool-call/approve|reject
+    connect_timeout: float = 10.0
+    first_byte_timeout: float = 60.0
+    idle_timeout: float = 300.0
+    heartbeat: float = 15.0
+    max_request_bytes: int = 1024 * 1024
+    max_frame_bytes: int = 8 * 1024 * 1024
+    replay_limit_bytes: int = 1024 * 1024
+    client_stall_timeout: float = 60.0
+    cors_origins: tuple[str, ...] = ()
+    expose_upstream_errors: bool = False
+
+    def __repr__(self) -> str:  # headers may hold credentials: show names only
+        return (
+            f"Route(name={self.name!r}, path={self.path!r}, upstream={safe_url(self.upstream)!r}, "
+            f"from={self.source!r}, to={self.target!r}, headers={sorted(self.headers)!r})"
+        )
+
+    __str__ = __repr__
+
+
+@dataclass(frozen=True)
+class Config:
+    routes: tuple[Route, ...]
+    host: str = "127.0.0.1"
+    port: int = 8787
+    log_json: bool = False
+    drain_timeout: float = 10.0
+    max_upstream_connections: int = 1000
+
+
+#: route settings that may also come from ``STREAMBRIDGE_<NAME>`` and ``[defaults]`` in routes.toml.
+DEFAULTS: dict[str, Any] = {
+    f.name: f.default
+    for f in fields(Route)
+    if f.name not in ("path", "upstream", "source", "target", "name", "headers")
+}
+
+_HOP_NAMES = {"connection", "keep-alive", "transfer-encoding", "upgrade", "te", "trailer", "host", "content-length"}
+
+
+def safe_url(url: str) -> str:
+    """The URL without user info or query: safe to log."""
+    try:
+        u = URL(url)
+        return str(u.with_user(None).with_password(None).with_query(None).with_fragment(None))
+    except (ValueError, TypeError):
+        return "<invalid url>"
+
+
+def parse_header(spec: str, environ: Mapping[str, str]) -> tuple[str, str]:
+    """``NAME=env:VAR`` (value from the environment) or ``NAME=value``."""
+    name, sep, value = spec.partition("=")
+    name = name.strip()
+    if not sep or not name or any(c in name for c in " :\r\n"):
+        raise ConfigError(f"upstream header {name or spec[:20]!r}: expected NAME=env:VAR")
+    if name.lower() in _HOP_NAMES:
+        raise ConfigError(f"upstream header {name!r} is managed by the proxy")
+    if value.startswith("env:"):
+        var = value[4:]
+        if var not in environ:
+            raise ConfigError(f"upstream header {name!r}: environment variable {var!r} is not set")
+        value = environ[var]
+    if "\r" in value or "\n" in value:
+        raise ConfigError(f"upstream header {name!r}: the value contains a line break")
+    return name, value
+
+
+def normalise_path(path: str) -> str:
+    path = "/" + path.strip().strip("/")
+    return path if path == "/" else path + "/"
+
+
+def _coerce(name: str, value: Any) -> Any:
+    """A setting's value from TOML or an environment string, typed as the Route field is."""
+    default = DEFAULTS[name]
+    if name == "cors_origins":
+        if isinstance(value, str):
+            value = [v for v in value.replace(",", " ").split() if v]
+        return tuple(str(v) for v in value)
+    if isinstance(default, bool):
+        if isinstance(value, str):
+            return value.strip().lower() in ("1", "true", "yes", "on")
+        return bool(value)
+    if isinstance(default, float):
+        return float(value)
+    if isinstance(default, int):
+        return int(value)
+    if value in ("", None):
+        return None
+    return str(value)
+
+
+def route_defaults_from_env(environ: Mapping[str, str]) -> dict[str, Any]:
+    """Route settings given as ``STREAMBRIDGE_<SETTING>`` (e.g. ``STREAMBRIDGE_HEARTBEAT=5``)."""
+    out: dict[str, Any] = {}
+    for name in DEFAULTS:
+        raw = environ.get(ENV_PREFIX + name.upper())
+        if raw is not None:
+            try:
+                out[name] = _coerce(name, raw)
+            except ValueError:
+                raise ConfigError(f"{ENV_PREFIX}{name.upper()}: not a valid value") from None
+    return out
+
+
+def _route(
+    *,
+    path: str,
+    upstream: str,
+    source: str,
+    target: str,
+    name: str,
+    header_specs: Iterable[str],
+    settings: Mapping[str, Any],
+    environ: Mapping[str, str],
+) -> Route:
+    for label, proto in (("from", source), ("to", target)):
+        try:
+            codecs.get(proto)
+        except KeyError:
+            raise ConfigError(f"route {name!r}: unknown protocol {proto!r} for --{label}") from None
+    url = URL(upstream)
+    if url.scheme not in ("http", "https", "ws", "wss") or not url.host:
+        raise ConfigError(f"route {name!r}: upstream must be an absolute http(s):// or ws(s):// URL")
+    headers = dict(parse_header(spec, environ) for spec in header_specs)
+    typed = {}
+    for key, value in settings.items():
+        if key not in DEFAULTS:
+            raise ConfigError(f"route {name!r}: unknown setting {key!r}")
+        try:
+            typed[key] = _coerce(key, value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"route {name!r}: setting {key!r} is not valid") from None
+    if typed.get("request_mode", "translate") not in ("translate", "passthrough"):
+        raise ConfigError(f"route {name!r}: request_mode must be 'translate' or 'passthrough'")
+    for key in ("source_framing", "target_framing"):
+        if typed.get(key) not in (None, "sse", "ndjson"):
+            raise ConfigError(f"route {name!r}: {key} must be 'sse' or 'ndjson'")
+    return Route(
+        path=normalise_path(path),
+        upstream=upstream,
+        source=codecs.get(source).name,
+        target=codecs.get(target).name,
+        name=name,
+        headers=headers,
+        **typed,
+    )
+
+
+def load_routes_toml(
+    path: str | Path, environ: Mapping[str, str], defaults: Mapping[str, Any] | None = None
+) -> tuple[list[Route], dict[str, Any]]:
+    """Routes from a TOML file, and its ``[server]`` table.
+
+    ```toml
+    [server]            # host, port, log_json, drain_timeout, max_upstream_connections
+    [defaults]          # any route setting, for every route
+    [[routes]]
+    name = "support"
+    path = "/support/"
+    upstream = "https://agents.internal/agent"
+    from = "nest"
+    to = "agentkit"
+    headers = { Authorization = "env:SUPPORT_TOKEN" }
+    heartbeat = 10
+    ```
+    """
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    base = {**data.get("defaults", {}), **(defaults or {})}  # the file's [defaults] < env and flags
+    routes = []
+    for i, table in enumerate(data.get("routes", [])):
+        table = dict(table)
+        name = str(table.pop("name", f"route{i + 1}"))
+        try:
+            path_ = table.pop("path")
+            upstream = table.pop("upstream")
+            source = table.pop("from")
+            target = table.pop("to")
+        except KeyError as exc:
+            raise ConfigError(f"route {name!r}: missing {exc.args[0]!r}") from None
+        headers = table.pop("headers", {})
+        specs = [f"{k}={v}" for k, v in headers.items()]
+        routes.append(
+            _route(
+                path=path_, upstream=upstream, source=source, target=target, name=name,
+                header_specs=specs, settings={**base, **table}, environ=environ,
+            )
+        )
+    return routes, dict(data.get("server", {}))
+
+
+def build_config(
+    *,
+    upstream: str | None = None,
+    source: str | None = None,
+    target: str | None = None,
+    host: str | None = None,
+    port: int | None = None,
+    path: str = "/",
+    upstream_headers: Iterable[str] = (),
+    config_file: str | Path | None = None,
+    log_json: bool | None = None,
+    settings: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Config:
+    """The whole configuration: the file's routes plus the one given by flags, if any.
+
+    Route settings, most specific first: a route's own table in the file, explicit ``settings``
+    (flags), ``STREAMBRIDGE_<SETTING>`` variables, the file's ``[defaults]``, the built-in defaults.
+    """
+    env = os.environ if environ is None else environ
+    defaults = route_defaults_from_env(env)
+    explicit = {k: v for k, v in (settings or {}).items() if v is not None}
+    routes: list[Route] = []
+    server: dict[str, Any] = {}
+    if config_file:
+        routes, server = load_routes_toml(config_file, env, {**defaults, **explicit})
+    if upstream or source or target:
+        if not (upstream and source and target):
+            raise ConfigError("a route needs --upstream, --from and --to together")
+        routes.append(
+            _route(
+                path=path, upstream=upstream, source=source, target=target, name="default",
+                header_specs=upstream_headers, settings={**defaults, **explicit}, environ=env,
+            )
+        )
+    if not routes:
+        raise ConfigError("no route: give --upstream, --from and --to, or --config routes.toml")
+    _check_unique(routes)
+    return Config(
+        routes=tuple(routes),
+        host=host if host is not None else str(server.get("host", "127.0.0.1")),
+        port=int(port if port is not None else server.get("port", 8787)),
+        log_json=bool(log_json if log_json is not None else server.get("log_json", False)),
+        drain_timeout=float(server.get("drain_timeout", env.get(ENV_PREFIX + "DRAIN_TIMEOUT", 10.0))),
+        max_upstream_connections=int(
+            server.get("max_upstream_connections", env.get(ENV_PREFIX + "MAX_UPSTREAM_CONNECTIONS", 1000))
+        ),
+    )
+
+
+def _check_unique(routes: list[Route]) -> None:
+    seen: set[str] = set()
+    names: set[str] = set()
+    for i, route in enumerate(routes):
+        if route.path in seen:
+            raise ConfigError(f"two routes are mounted at {route.path!r}")
+        seen.add(route.path)
+        if route.name in names:
+            routes[i] = replace(route, name=f"{route.name}{i + 1}")
+        names.add(routes[i].name)

@@ -1,0 +1,57 @@
+"""Structured logs: an event name plus fields, as ``key=value`` text or one JSON object per line.
+
+Callers pass only safe fields (route names, codes, counts, URLs without user info or query);
+request and upstream headers are never logged.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from typing import Any
+
+__all__ = ["JsonFormatter", "TextFormatter", "log_event", "logger", "setup_logging"]
+
+logger = logging.getLogger("streambridge.bridge")
+
+
+def log_event(level: int, event: str, **fields: Any) -> None:
+    """Log ``event`` with structured ``fields`` (kept on the record as ``record.fields``)."""
+    if logger.isEnabledFor(level):
+        logger.log(level, event, extra={"fields": fields})
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "event": record.getMessage(),
+        }
+        out.update(getattr(record, "fields", {}))
+        if record.exc_info:
+            out["exc_type"] = record.exc_info[0].__name__ if record.exc_info[0] else None
+        return json.dumps(out, ensure_ascii=False, default=str)
+
+
+class TextFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        fields = getattr(record, "fields", {})
+        tail = " ".join(f"{k}={v}" for k, v in fields.items())
+        stamp = time.strftime("%H:%M:%S", time.localtime(record.created))
+        return f"{stamp} {record.levelname.lower():7} {record.name}: {record.getMessage()}" + (f" {tail}" if tail else "")
+
+
+def setup_logging(json_logs: bool = False, level: int = logging.INFO) -> None:
+    """Route the ``streambridge`` and ``aiohttp`` loggers to stderr in the chosen format."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter() if json_logs else TextFormatter())
+    for name in ("streambridge", "aiohttp"):
+        log = logging.getLogger(name)
+        log.handlers[:] = [handler]
+        log.setLevel(level)
+        log.propagate = False
+    logging.getLogger("aiohttp.access").setLevel(logging.WARNING)

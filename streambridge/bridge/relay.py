@@ -1,0 +1,525 @@
+"""The per-stream pump: upstream chunks → ``Translator.feed`` → one client write per chunk.
+
+Everything a received chunk holds is translated together and written once (a write costs more
+than the JSON work). The translator's encoder writes exactly one terminal: the upstream's, or
+the one for the fault that ended the stream (see faults.py). Heartbeat comments go out only
+between writes, and only while the client's transport has nothing pending.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from .. import Translator
+from ..codecs import StreamError
+from ..events import Terminal
+from .faults import FAULTS, UpstreamFault, fault_from_stream_error, terminal_for
+from .logging import log_event
+from .metrics import StreamCounts
+from .upstream import Upstream
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+    from .config import Route
+    from .server import BridgeState
+
+__all__ = ["PING", "Follower", "HttpSink", "Relay", "Run", "Watchdog", "WsSink"]
+
+PING = b": ping\n\n"
+
+
+def framing_of(content_type: str) -> str | None:
+    """The framing an upstream declared in its Content-Type, if it is one streambridge reads."""
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media == "text/event-stream":
+        return "sse"
+    if media in ("application/x-ndjson", "application/ndjson", "application/jsonl", "application/jsonlines"):
+        return "ndjson"
+    return None
+
+
+class ClientGone(Exception):
+    """The client disconnected."""
+
+
+class Sink:
+    """Where translated bytes go. ``heartbeat`` is the idle comment, or None when not SSE."""
+
+    heartbeat: bytes | None = None
+    sep = b"\n\n"
+
+    async def write(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    def quiet(self) -> bool:
+        """True when nothing is pending on the client's transport (a heartbeat cannot interleave)."""
+        return False
+
+    def abort(self) -> None:
+        """Drop the client connection (it stopped reading)."""
+
+
+class HttpSink(Sink):
+    def __init__(self, request: web.Request, resp: web.StreamResponse, framing: str) -> None:
+        self.request = request
+        self.resp = resp
+        self.heartbeat = PING if framing == "sse" else None
+        self.sep = b"\n\n" if framing == "sse" else b"\n"
+        self.write = resp.write  # type: ignore[method-assign]  # waits while the client is backed up
+
+    def quiet(self) -> bool:
+        transport = self.request.transport
+        return transport is not None and not transport.is_closing() and transport.get_write_buffer_size() == 0
+
+    def abort(self) -> None:
+        transport = self.request.transport
+        if transport is not None:
+            transport.abort()
+
+
+class WsSink(Sink):
+    """One event per WebSocket text message (the target writes NDJSON: one event per line)."""
+
+    sep = b"\n"
+
+    def __init__(self, request: web.Request, ws: web.WebSocketResponse) -> None:
+        self.request = request
+        self.ws = ws
+
+    async def write(self, data: bytes) -> None:
+        if self.ws.closed:
+            raise ClientGone("client disconnected")
+        try:
+            for line in data.split(b"\n"):
+                if line:
+                    await self.ws.send_str(line.decode("utf-8"))
+        except ConnectionError:
+            raise ClientGone("client disconnected") from None
+
+    def abort(self) -> None:
+        transport = self.request.transport
+        if transport is not None:
+            transport.abort()
+
+
+class Watchdog:
+    """One task per stream: heartbeats after ``interval`` idle seconds (between writes only, never
+    while the transport is backed up), and the stall guard that drops a client whose pending write
+    has not drained for a stall timeout. Costs two clock reads per write, no timer per write."""
+
+    def __init__(
+        self, sink: Sink, interval: float, stall_timeout: float, on_ping: Callable[[], None], on_stall: Callable[[], None]
+    ) -> None:
+        self.sink = sink
+        self.interval = interval if sink.heartbeat is not None and interval > 0 else 0.0
+        self.stall_timeout = stall_timeout
+        self.on_ping = on_ping
+        self.on_stall = on_stall
+        self.loop = asyncio.get_running_loop()
+        self.last = self.loop.time()
+        self.writing_since: float | None = None
+
+    def begin(self) -> None:
+        self.writing_since = self.loop.time()
+
+    def end(self) -> None:
+        self.writing_since = None
+        self.last = self.loop.time()
+
+    async def write(self, data: bytes) -> None:
+        self.begin()
+        try:
+            await self.sink.write(data)
+        finally:
+            self.end()
+
+    async def beat(self) -> bool:
+        """Write one heartbeat if the stream is idle and the transport is drained."""
+        if self.writing_since is not None or not self.sink.quiet():
+            self.last = self.loop.time()  # backed up or mid-write: look again one interval later
+            return False
+        assert self.sink.heartbeat is not None
+        await self.write(self.sink.heartbeat)
+        self.on_ping()
+        return True
+
+    def _next(self, now: float) -> float:
+        """Seconds until something may be due (a write that starts while this sleeps is looked
+        at within one stall timeout, so a stall is caught after one to two stall timeouts)."""
+        if self.writing_since is not None:
+            return self.writing_since + self.stall_timeout - now
+        if self.interval:
+            return min(self.last + self.interval - now, self.stall_timeout)
+        return self.stall_timeout
+
+    async def run(self) -> None:
+        with contextlib.suppress(ClientGone, ConnectionError):
+            while True:
+                now = self.loop.time()
+                delay = self._next(now)
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                    continue
+                if self.writing_since is not None:
+                    self.on_stall()
+                    return
+                if self.interval:
+                    await self.beat()
+
+
+class Follower:
+    """A ``GET …/chat/:runId/stream`` subscriber: the run's output so far, then live chunks."""
+
+    def __init__(self, backlog: list[bytes], limit: int) -> None:
+        self.pending: list[bytes] = list(backlog)
+        self.pending_bytes = sum(map(len, backlog))
+        self.limit = limit
+        self.closed = False
+        self._ready = asyncio.Event()
+        self._room = asyncio.Event()
+        self._room.set()
+        if backlog:
+            self._ready.set()
+
+    def push(self, data: bytes) -> None:
+        self.pending.append(data)
+        self.pending_bytes += len(data)
+        self._ready.set()
+        if self.pending_bytes > self.limit:
+            self._room.clear()
+
+    def close(self) -> None:
+        self.closed = True
+        self._ready.set()
+        self._room.set()
+
+    async def room(self) -> None:
+        await self._room.wait()
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        while True:
+            await self._ready.wait()
+            self._ready.clear()
+            if self.pending:
+                data = b"".join(self.pending)
+                self.pending.clear()
+                self.pending_bytes = 0
+                self._room.set()
+                yield data
+            if self.closed and not self.pending:
+                return
+
+
+class Run:
+    """A nest run seen by the proxy: cancel by id, re-attach while it is live (bounded replay)."""
+
+    def __init__(self, run_id: str, thread_id: str, replay_limit: int, framing: str = "sse") -> None:
+        self.run_id = run_id
+        self.framing = framing
+        self.thread_id = thread_id
+        self.replay: list[bytes] | None = []
+        self.replay_bytes = 0
+        self.replay_limit = replay_limit
+        self.followers: list[Follower] = []
+        self.relay: Relay | None = None
+        self.finished = False
+
+    def record(self, data: bytes) -> None:
+        if self.replay is not None:
+            self.replay_bytes += len(data)
+            if self.replay_bytes > self.replay_limit:
+                self.replay = None  # too big to keep: live attaches still work, new ones get 404
+            else:
+                self.replay.append(data)
+        for follower in self.followers:
+            follower.push(data)
+
+    async def room(self) -> None:
+        for follower in list(self.followers):
+            await follower.room()
+
+    def attach(self) -> Follower | None:
+        if self.finished or self.replay is None:
+            return None
+        follower = Follower(self.replay, self.replay_limit)
+        self.followers.append(follower)
+        return follower
+
+    def detach(self, follower: Follower) -> None:
+        if follower in self.followers:
+            self.followers.remove(follower)
+        follower.close()
+
+    def finish(self) -> None:
+        self.finished = True
+        for follower in self.followers:
+            follower.close()
+
+
+class Relay:
+    """One proxied stream. ``interrupt`` ends it early with a cancelled or shutdown terminal."""
+
+    def __init__(
+        self,
+        state: BridgeState,
+        route: Route,
+        translator: Translator,
+        sink: Sink,
+        *,
+        stream_id: str,
+        run: Run | None = None,
+    ) -> None:
+        self.state = state
+        self.route = route
+        self.translator = translator
+        self.sink = sink
+        self.stream_id = stream_id
+        self.run_entry = run
+        self.upstream: Upstream | None = None
+        self.outcome = "open"
+        self._stop: str | None = None
+        self._reading = False
+        self._task: asyncio.Task[object] | None = None
+        self._fault: UpstreamFault | None = None
+        self._watchdog: Watchdog | None = None
+        self._stalled = False
+        self._sep = sink.sep
+
+    # -- control -------------------------------------------------------------------------
+
+    def interrupt(self, reason: str) -> None:
+        """End the stream now: ``cancelled`` (a protocol cancel), ``shutting_down`` or ``client_gone``."""
+        if self._stop is not None:
+            return
+        self._stop = reason
+        if self.upstream is not None and reason != "shutting_down":
+            self.upstream.abort()
+        if self._reading and self._task is not None:
+            self._task.cancel()
+
+    # -- the pump ------------------------------------------------------------------------
+
+    async def run(self, upstream: Upstream, preamble: bytes = b"") -> None:
+        self._task = asyncio.current_task()
+        self.upstream = upstream
+        metrics = self.state.metrics
+        name = self.route.name
+        counts = StreamCounts(metrics, name)
+        metrics.open_streams.labels(name).inc()
+        self.state.opened(self)
+        started = asyncio.get_running_loop().time()
+        watchdog = self._watchdog = Watchdog(
+            self.sink, self.route.heartbeat, self.route.client_stall_timeout,
+            metrics.heartbeats.labels(name).inc, self._on_stall,
+        )
+        dog_task = asyncio.create_task(watchdog.run())
+        try:
+            if watchdog.interval:
+                preamble += PING  # one before the first upstream byte
+            if preamble:
+                await self._write(preamble, record=False)
+            try:
+                fault = await self._pump(upstream, counts)
+            except (asyncio.CancelledError, ClientGone, ConnectionError):
+                upstream.abort()  # the client is gone: no polite close upstream
+                raise
+            except Exception as exc:  # a bug, not a fault: the client still gets a proper terminal
+                log_event(logging.ERROR, "proxy_error", route=name, stream=self.stream_id, error=type(exc).__name__)
+                fault = "proxy_error"
+            finally:
+                await upstream.close()
+            if fault == "client_gone":
+                self._client_gone("client_disconnected")
+                return
+            tail = self._finish(fault)
+            if tail:
+                await self._write(tail)
+                counts.add(0, tail.count(self._sep))
+        except asyncio.CancelledError:
+            self._client_gone("client_disconnected")
+            raise
+        except (ClientGone, ConnectionError):
+            self._client_gone("client_disconnected")
+        finally:
+            dog_task.cancel()
+            counts.flush()
+            metrics.open_streams.labels(name).dec()
+            metrics.streams.labels(name, self.outcome).inc()
+            self.state.closed(self)
+            if self.run_entry is not None:
+                self.run_entry.finish()
+            log_event(
+                logging.INFO, "stream_end", route=name, stream=self.stream_id, outcome=self.outcome,
+                duration_ms=round((asyncio.get_running_loop().time() - started) * 1000),
+                events_in=self.translator.events_in,
+            )
+
+    async def _upstream_call(self, call: Callable[[], Awaitable[bytes]]) -> bytes | str:
+        """One upstream read (or the open): its bytes, or the code of the fault / interrupt that ended it."""
+        self._reading = True
+        try:
+            return await call()
+        except asyncio.CancelledError:
+            if self._stop is not None and self._task is not None and self._task.uncancel() == 0:
+                return self._stop
+            raise
+        except UpstreamFault as fault:
+            self._fault = fault
+            return self._stop or fault.code
+        except Exception as exc:
+            fault = self.upstream.fault(exc) if self.upstream is not None else None
+            if fault is None:
+                raise
+            self._fault = fault
+            return self._stop or fault.code
+        finally:
+            self._reading = False
+
+    async def _pump(self, upstream: Upstream, counts: StreamCounts) -> str | None:
+        """Relay until the upstream ends (None) or a fault / interrupt ends the stream (its code).
+
+        The hot loop: one read, one ``Translator.feed``, one write per received chunk.
+        """
+        if self._stop is not None:
+            return self._stop
+        chunk = await self._upstream_call(upstream.open)
+        if isinstance(chunk, str):
+            return chunk
+        self._first_chunk()
+        translator = self.translator
+        feed = translator.feed
+        write = self.sink.write
+        dog = self._watchdog
+        assert dog is not None
+        clock = dog.loop.time
+        run = self.run_entry
+        sep = self._sep
+        events_seen = 0
+        while chunk:
+            try:
+                out = feed(chunk)
+            except StreamError as exc:
+                self._log_stream_error(exc)
+                return fault_from_stream_error(exc)
+            if out:
+                dog.writing_since = clock()
+                await write(out)
+                dog.writing_since = None
+                dog.last = clock()
+                if run is not None:
+                    run.record(out)
+                    if run.followers:
+                        await run.room()
+                counts.add(translator.events_in - events_seen, out.count(sep))
+                events_seen = translator.events_in
+            if translator.terminated:
+                return None
+            if self._stop is not None:
+                return self._stop
+            self._reading = True
+            try:
+                chunk = await upstream.read()
+            except asyncio.CancelledError:
+                if self._stop is not None and self._task is not None and self._task.uncancel() == 0:
+                    return self._stop
+                raise
+            except Exception as exc:
+                fault = upstream.fault(exc)
+                if fault is None:
+                    raise
+                self._fault = fault
+                return self._stop or fault.code
+            finally:
+                self._reading = False
+        return None
+
+    def _first_chunk(self) -> None:
+        """Record the time to first byte; follow the upstream's declared framing unless configured."""
+        upstream = self.upstream
+        if upstream is None:
+            return
+        if upstream.ttfb is not None:
+            self.state.metrics.ttfb.labels(self.route.name).observe(upstream.ttfb)
+        framing = framing_of(upstream.content_type)
+        if self.route.source_framing is None and framing is not None and framing != self.translator.decoder.framing:
+            self.translator.use_source_framing(framing)
+
+    async def _write(self, data: bytes, *, record: bool = True) -> None:
+        assert self._watchdog is not None
+        await self._watchdog.write(data)
+        run = self.run_entry
+        if record and run is not None:
+            run.record(data)
+            if run.followers:
+                await run.room()
+
+    def _finish(self, fault: str | None) -> bytes:
+        """The end of the output: the upstream's terminal, or the fault's."""
+        translator = self.translator
+        if fault is None:
+            try:
+                tail = translator.close()
+                self.outcome = "completed"
+                return tail
+            except StreamError as exc:
+                if translator.terminated:
+                    self.outcome = "completed"
+                    return b""
+                self._log_stream_error(exc)
+                fault = fault_from_stream_error(exc)
+        if translator.terminated:
+            self.outcome = "completed"
+            return b""
+        self.outcome = fault
+        info = self._fault
+        terminal = terminal_for(
+            fault,
+            retry_after=info.retry_after if info is not None else None,
+            exposed=info.exposed if info is not None else "",
+        )
+        if fault == "cancelled":
+            self.state.cancel_upstream(self.route, self.upstream)
+        else:
+            self._count_fault(fault, info)
+        return translator.abort(terminal)
+
+    def _on_stall(self) -> None:
+        """The client has not taken a write for the stall timeout: drop it (the handler then ends)."""
+        self._stalled = True
+        self.sink.abort()
+
+    def _client_gone(self, outcome: str) -> None:
+        """The client is gone: cancel the upstream now and give followers a cancelled terminal."""
+        if self._stalled:
+            outcome = "client_stalled"
+            self._count_fault("client_stalled", None)
+        self.outcome = outcome
+        if self.upstream is not None:
+            self.upstream.abort()
+        tail = self.translator.abort(Terminal(status="cancelled"))
+        if self.run_entry is not None and tail:
+            self.run_entry.record(tail)
+        self.state.cancel_upstream(self.route, self.upstream)
+
+    def _count_fault(self, code: str, info: UpstreamFault | None) -> None:
+        metrics = self.state.metrics
+        metrics.faults.labels(self.route.name, code).inc()
+        fault = FAULTS.get(code)
+        if fault is not None and fault.translation:
+            metrics.translation_errors.labels(self.route.name, code).inc()
+        log_event(
+            logging.WARNING, "stream_fault", route=self.route.name, stream=self.stream_id, code=code,
+            http_status=info.http_status if info is not None else None,
+            detail=info.detail if info is not None else "",
+        )
+
+    def _log_stream_error(self, exc: StreamError) -> None:
+        log_event(
+            logging.WARNING, "upstream_frame_error", route=self.route.name, stream=self.stream_id,
+            codec=exc.codec, frame=exc.frame, offset=exc.offset,
+        )

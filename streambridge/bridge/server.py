@@ -1,0 +1,484 @@
+"""The aiohttp application: per-route downstream surfaces (SSE, NDJSON, WebSocket), health, metrics.
+
+Run it with ``handler_cancellation=True`` (``serve`` and the tests do): a client that goes away
+then cancels its handler at once, and with it the upstream request. Shutdown stops accepting,
+lets open streams finish for ``drain_timeout`` seconds, then ends the rest with a terminal event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import uuid
+from collections.abc import AsyncIterator, Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import msgspec
+from aiohttp import WSCloseCode, WSMsgType, web
+
+from .. import Translator, codecs
+from ..events import UNSET, RunStart
+from .config import Config, Route, safe_url
+from .faults import FAULTS, fault_for_status
+from .logging import log_event, setup_logging
+from .metrics import CONTENT_TYPE_LATEST, BridgeMetrics
+from .relay import PING, ClientGone, HttpSink, Relay, Run, Watchdog, WsSink
+from .surfaces import (
+    BadRequest,
+    build_request,
+    cancel_url,
+    chat_url,
+    control_url,
+    parse_request,
+    peek_thread_id,
+    upstream_headers,
+)
+from .upstream import Upstream, make_session, open_upstream
+
+__all__ = ["STATE", "BridgeState", "create_app", "run_app"]
+
+_CONTROL_BODY_LIMIT = 64 * 1024
+_WS_REQUEST_TIMEOUT = 30.0
+_ACCEPT = {"sse": "text/event-stream", "ndjson": "application/x-ndjson"}
+
+
+@dataclass
+class BridgeState:
+    config: Config
+    metrics: BridgeMetrics = field(default_factory=BridgeMetrics)
+    session: aiohttp.ClientSession | None = None
+    runs: dict[str, Run] = field(default_factory=dict)
+    relays: set[Relay] = field(default_factory=set)
+    background: set[asyncio.Task[None]] = field(default_factory=set)
+    draining: bool = False
+    idle: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def opened(self, relay: Relay) -> None:
+        self.relays.add(relay)
+        self.idle.clear()
+
+    def closed(self, relay: Relay) -> None:
+        self.relays.discard(relay)
+        if not self.relays:
+            self.idle.set()
+
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
+    def cancel_upstream(self, route: Route, upstream: Upstream | None) -> None:
+        """nest keeps a run going after its client left: tell it to stop (best effort, by run id)."""
+        if upstream is None or self.session is None:
+            return
+        url = cancel_url(route.source, route.upstream, upstream.run_id)
+        if url is None:
+            return
+        headers = {k: v for k, v in upstream.headers.items() if k.lower() not in ("content-type", "accept")}
+        self.spawn(self._post_cancel(route, url, headers))
+
+    async def _post_cancel(self, route: Route, url: str, headers: dict[str, str]) -> None:
+        assert self.session is not None
+        try:
+            timeout = aiohttp.ClientTimeout(total=route.connect_timeout + 5)
+            async with self.session.post(url, headers=headers, timeout=timeout) as resp:
+                status = resp.status
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            log_event(logging.WARNING, "upstream_cancel_failed", route=route.name, error=type(exc).__name__)
+            return
+        log_event(logging.INFO, "upstream_cancel", route=route.name, status=status)
+
+
+STATE = web.AppKey("streambridge_state", BridgeState)
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def read_body(request: web.Request, limit: int) -> bytes:
+    """The request body, refusing more than ``limit`` bytes without reading them all."""
+    if request.content_length is not None and request.content_length > limit:
+        raise _TooLarge
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in request.content.iter_any():
+        size += len(chunk)
+        if size > limit:
+            raise _TooLarge
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def json_error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> web.Response:
+    body = msgspec.json.encode({"statusCode": status, "code": code, "message": message})
+    return web.Response(status=status, body=body, content_type="application/json", headers=headers)
+
+
+def cors_headers(route: Route, request: web.Request) -> dict[str, str]:
+    origin = request.headers.get("Origin")
+    if not origin or not route.cors_origins:
+        return {}
+    if "*" in route.cors_origins:
+        allowed = "*"
+    elif origin in route.cors_origins:
+        allowed = origin
+    else:
+        return {}
+    return {
+        "Access-Control-Allow-Origin": allowed,
+        "Vary": "Origin",
+        "Access-Control-Expose-Headers": "X-Agent-Run-Id, X-Agent-Thread-Id",
+    }
+
+
+def stream_headers(route: Route, request: web.Request, framing: str) -> dict[str, str]:
+    headers = {
+        "Content-Type": codecs.get(route.target).content_types[framing],
+        "Cache-Control": "no-cache",
+        "X-Accel-Buffering": "no",
+    }
+    headers.update(cors_headers(route, request))
+    return headers
+
+
+def negotiate_framing(route: Route, accept: str | None) -> str:
+    """The route's framing, else what the client accepts, else the target protocol's default."""
+    if route.target_framing:
+        return route.target_framing
+    accept = (accept or "").lower()
+    if "text/event-stream" in accept:
+        return "sse"
+    if "ndjson" in accept:
+        return "ndjson"
+    return codecs.get(route.target).default_framing
+
+
+@dataclass
+class Prepared:
+    body: bytes
+    content_type: str
+    thread_id: str | None
+
+
+def prepare_request(route: Route, body: bytes, content_type: str, mint_thread: bool) -> Prepared:
+    """The upstream request body for a client request (translated unless passthrough or same protocol)."""
+    if route.request_mode == "passthrough" or route.source == route.target:
+        thread = peek_thread_id(route.target, body)
+        if thread is None and mint_thread:
+            thread = "thr-" + uuid.uuid4().hex[:12]
+        return Prepared(body, content_type or "application/json", thread)
+    req = parse_request(route.target, body)
+    if req.thread_id is None and mint_thread:
+        req.thread_id = "thr-" + uuid.uuid4().hex[:12]
+    return Prepared(build_request(route.source, req), "application/json", req.thread_id)
+
+
+def make_translator(route: Route, framing: str) -> Translator:
+    source_framing = route.source_framing
+    if source_framing is None and route.upstream.startswith(("ws://", "wss://")):
+        source_framing = "ndjson"
+    return Translator(
+        route.source, route.target, source_framing=source_framing, target_framing=framing,  # type: ignore[arg-type]
+        strict=True, max_event_size=route.max_frame_bytes,
+    )
+
+
+# -- per-route handlers --------------------------------------------------------------------
+
+
+class RouteHandlers:
+    def __init__(self, route: Route) -> None:
+        self.route = route
+
+    def register(self, router: web.UrlDispatcher) -> None:
+        p = self.route.path
+        if self.route.target == "nest":
+            router.add_post(p + "agent/chat", self.chat)
+            router.add_get(p + "agent/chat/{run_id}/stream", self.attach)
+            router.add_post(p + "agent/chat/{run_id}/cancel", self.cancel)
+            router.add_post(p + "agent/tool-call/{decision:approve|reject}", self.decide)
+        else:
+            router.add_post(p, self.chat)
+            if p != "/":
+                router.add_post(p.rstrip("/"), self.chat)
+            router.add_post(p + "tool-call/{decision:approve|reject}", self.decide)
+        router.add_get(p + "ws", self.websocket)
+        if self.route.cors_origins:
+            router.add_route("OPTIONS", p + "{tail:.*}", self.preflight)
+
+    # -- chat over HTTP ----------------------------------------------------------------------
+
+    async def chat(self, request: web.Request) -> web.StreamResponse:
+        state = request.app[STATE]
+        route = self.route
+        cors = cors_headers(route, request)
+        if state.draining:
+            return json_error(503, "shutting_down", FAULTS["shutting_down"].message, cors)
+        try:
+            body = await read_body(request, route.max_request_bytes)
+            prepared = prepare_request(route, body, request.headers.get("Content-Type", ""), route.target == "nest")
+        except _TooLarge:
+            return json_error(413, "request_too_large", "The request body is larger than this route accepts.", cors)
+        except BadRequest as exc:
+            return json_error(400, "bad_request", str(exc)[:300], cors)
+        framing = negotiate_framing(route, request.headers.get("Accept"))
+        translator = make_translator(route, framing)
+        headers = stream_headers(route, request, framing)
+        status, preamble, run = 200, b"", None
+        stream_id = secrets.token_hex(6)
+        if route.target == "nest":
+            run = Run(str(uuid.uuid4()), prepared.thread_id or "", route.replay_limit_bytes, framing)
+            stream_id = run.run_id
+            headers["X-Agent-Run-Id"] = run.run_id
+            headers["X-Agent-Thread-Id"] = run.thread_id
+            status = 201
+            preamble = translator.feed_events([RunStart(run_id=run.run_id, thread_id=run.thread_id)])
+        resp = web.StreamResponse(status=status, headers=headers)
+        await resp.prepare(request)
+        upstream = self._upstream(state, request, prepared)
+        relay = Relay(state, route, translator, HttpSink(request, resp, framing), stream_id=stream_id, run=run)
+        if run is not None:
+            run.relay = relay
+            state.runs[run.run_id] = run
+        log_event(logging.INFO, "stream_start", route=route.name, stream=stream_id, upstream=safe_url(route.upstream))
+        try:
+            await relay.run(upstream, preamble)
+        finally:
+            if run is not None:
+                state.runs.pop(run.run_id, None)
+        with contextlib.suppress(ConnectionError):
+            await resp.write_eof()
+        return resp
+
+    def _upstream(self, state: BridgeState, request: web.Request, prepared: Prepared) -> Upstream:
+        route = self.route
+        source_framing = route.source_framing or codecs.get(route.source).default_framing
+        headers = upstream_headers(
+            request.headers, route.headers, accept=_ACCEPT[source_framing], forward_auth=route.forward_auth,
+            content_type=prepared.content_type,
+        )
+        assert state.session is not None
+        return open_upstream(state.session, route, chat_url(route.source, route.upstream), prepared.body, headers)
+
+    # -- nest: re-attach, cancel, approve / reject --------------------------------------------
+
+    async def attach(self, request: web.Request) -> web.StreamResponse:
+        state = request.app[STATE]
+        route = self.route
+        run_id = request.match_info["run_id"]
+        run = state.runs.get(run_id)
+        follower = run.attach() if run is not None else None
+        if run is None or follower is None:
+            return json_error(404, "not_found", f"no active run {run_id[:80]}")
+        framing = run.framing
+        headers = stream_headers(route, request, framing)
+        headers["X-Agent-Run-Id"] = run.run_id
+        resp = web.StreamResponse(status=200, headers=headers)
+        sink = HttpSink(request, resp, framing)
+        meta = codecs.get("nest").encoder(framing).encode([RunStart(run_id=run.run_id, thread_id=run.thread_id)])
+        watchdog = Watchdog(sink, route.heartbeat, route.client_stall_timeout,
+                            state.metrics.heartbeats.labels(route.name).inc, sink.abort)
+        dog_task = asyncio.create_task(watchdog.run())
+        state.metrics.open_streams.labels(route.name).inc()
+        try:
+            await resp.prepare(request)
+            await watchdog.write(meta + (PING if watchdog.interval else b""))
+            async for data in follower.chunks():
+                await watchdog.write(data)
+            with contextlib.suppress(ConnectionError):
+                await resp.write_eof()
+        except (ClientGone, ConnectionError):  # the follower's client went away: the run goes on
+            log_event(logging.INFO, "attach_end", route=route.name, stream=run_id)
+        finally:
+            dog_task.cancel()
+            run.detach(follower)
+            state.metrics.open_streams.labels(route.name).dec()
+        return resp
+
+    async def cancel(self, request: web.Request) -> web.Response:
+        state = request.app[STATE]
+        run_id = request.match_info["run_id"]
+        run = state.runs.get(run_id)
+        if run is None or run.relay is None or run.finished:
+            return json_error(404, "not_found", f"no active run {run_id[:80]}")
+        run.relay.interrupt("cancelled")
+        log_event(logging.INFO, "stream_cancel", route=self.route.name, stream=run_id)
+        return web.json_response({"aborted": True}, status=201, headers=cors_headers(self.route, request))
+
+    async def decide(self, request: web.Request) -> web.Response:
+        """``tool-call/approve|reject {toolCallId, reason?}``, forwarded to the upstream's control route."""
+        state = request.app[STATE]
+        route = self.route
+        decision = request.match_info["decision"]
+        cors = cors_headers(route, request)
+        try:
+            body = await read_body(request, _CONTROL_BODY_LIMIT)
+            decoded = msgspec.json.decode(body)
+        except _TooLarge:
+            return json_error(413, "request_too_large", "The request body is too large.", cors)
+        except msgspec.DecodeError:
+            return json_error(400, "bad_request", "The body is not JSON.", cors)
+        if not isinstance(decoded, dict) or not isinstance(decoded.get("toolCallId"), str):
+            return json_error(400, "bad_request", "toolCallId (a string) is required.", cors)
+        url = control_url(route.source, route.upstream, route.control_url, decision)
+        if url is None:
+            return json_error(501, "not_supported", "This route has no control endpoint upstream.", cors)
+        headers = upstream_headers(request.headers, route.headers, accept="application/json",
+                                   forward_auth=route.forward_auth)
+        assert state.session is not None
+        try:
+            timeout = aiohttp.ClientTimeout(total=route.connect_timeout + route.first_byte_timeout)
+            async with state.session.post(url, data=body, headers=headers, timeout=timeout) as resp:
+                status = resp.status
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            log_event(logging.WARNING, "control_failed", route=route.name, decision=decision, error=type(exc).__name__)
+            return json_error(502, "upstream_unavailable", FAULTS["upstream_unavailable"].message, cors)
+        log_event(logging.INFO, "control", route=route.name, decision=decision, status=status)
+        if 200 <= status < 300:
+            return web.json_response({"ok": True}, status=201 if route.target == "nest" else 200, headers=cors)
+        code = fault_for_status(status)
+        return json_error(status if 400 <= status < 500 else 502, code, FAULTS[code].message, cors)
+
+    async def preflight(self, request: web.Request) -> web.Response:
+        headers = cors_headers(self.route, request)
+        if not headers:
+            return web.Response(status=403)
+        asked = request.headers.get("Access-Control-Request-Headers", "content-type, accept")
+        headers.update({
+            "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+            "Access-Control-Allow-Headers": ", ".join(h.strip() for h in asked.split(",") if h.strip().isascii()),
+            "Access-Control-Max-Age": "600",
+        })
+        return web.Response(status=204, headers=headers)
+
+    # -- WebSocket -----------------------------------------------------------------------------
+
+    async def websocket(self, request: web.Request) -> web.StreamResponse:
+        """The client's request is the first message; then one event per text message, then a close."""
+        state = request.app[STATE]
+        route = self.route
+        if state.draining:
+            return json_error(503, "shutting_down", FAULTS["shutting_down"].message)
+        ws = web.WebSocketResponse(heartbeat=route.heartbeat or None, max_msg_size=route.max_request_bytes)
+        await ws.prepare(request)
+        try:
+            async with asyncio.timeout(_WS_REQUEST_TIMEOUT):
+                msg = await ws.receive()
+        except TimeoutError:
+            await ws.close(code=WSCloseCode.POLICY_VIOLATION, message=b"no request")
+            return ws
+        if msg.type not in (WSMsgType.TEXT, WSMsgType.BINARY):
+            await ws.close()
+            return ws
+        body = msg.data.encode() if msg.type == WSMsgType.TEXT else msg.data
+        try:
+            prepared = prepare_request(route, body, "application/json", route.target == "nest")
+        except BadRequest as exc:
+            await ws.close(code=WSCloseCode.INVALID_TEXT, message=str(exc)[:120].encode())
+            return ws
+        translator = make_translator(route, "ndjson")
+        preamble = b""
+        stream_id = secrets.token_hex(6)
+        if route.target == "nest":
+            stream_id = str(uuid.uuid4())
+            preamble = translator.feed_events([RunStart(run_id=stream_id, thread_id=prepared.thread_id or UNSET)])
+        relay = Relay(state, route, translator, WsSink(request, ws), stream_id=stream_id)
+        watcher = asyncio.create_task(self._watch(ws, relay))
+        try:
+            await relay.run(self._upstream(state, request, prepared), preamble)
+        finally:
+            watcher.cancel()
+        if not ws.closed:
+            code = WSCloseCode.GOING_AWAY if relay.outcome == "shutting_down" else WSCloseCode.OK
+            await ws.close(code=code)
+        return ws
+
+    @staticmethod
+    async def _watch(ws: web.WebSocketResponse, relay: Relay) -> None:
+        """Client messages after the request: ``{"type":"cancel"}`` cancels; a close ends the stream."""
+        async for msg in ws:
+            if msg.type == WSMsgType.TEXT and '"cancel"' in msg.data:
+                with contextlib.suppress(msgspec.DecodeError):
+                    if msgspec.json.decode(msg.data) == {"type": "cancel"}:
+                        relay.interrupt("cancelled")
+        relay.interrupt("client_gone")
+
+
+# -- app -----------------------------------------------------------------------------------
+
+
+async def healthz(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    body = {"status": "draining" if state.draining else "ok", "openStreams": len(state.relays)}
+    return web.json_response(body, status=503 if state.draining else 200)
+
+
+async def metrics_handler(request: web.Request) -> web.Response:
+    body = request.app[STATE].metrics.render()
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
+async def _session_ctx(app: web.Application) -> AsyncIterator[None]:
+    state = app[STATE]
+    state.session = make_session(state.config.max_upstream_connections)
+    yield
+    await state.session.close()
+
+
+async def _drain(app: web.Application) -> None:
+    """Stop taking streams, let open ones finish for ``drain_timeout``, then end them with a terminal."""
+    state = app[STATE]
+    state.draining = True
+    log_event(logging.INFO, "draining", open_streams=len(state.relays))
+    await _wait_idle(state, state.config.drain_timeout)
+    for relay in list(state.relays):
+        relay.interrupt("shutting_down")
+    await _wait_idle(state, 5.0)
+    if state.background:
+        await asyncio.wait(list(state.background), timeout=5.0)
+
+
+async def _wait_idle(state: BridgeState, timeout: float) -> None:
+    if not state.relays:
+        return
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(timeout):
+            await state.idle.wait()
+
+
+def create_app(config: Config) -> web.Application:
+    """The proxy as an aiohttp app. Serve it with ``handler_cancellation=True`` (see :func:`run_app`)."""
+    limit = max(r.max_request_bytes for r in config.routes)
+    app = web.Application(client_max_size=limit + 1024)
+    app[STATE] = BridgeState(config)
+    app.cleanup_ctx.append(_session_ctx)
+    app.on_shutdown.append(_drain)
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/metrics", metrics_handler)
+    for route in config.routes:
+        RouteHandlers(route).register(app.router)
+    return app
+
+
+def run_app(config: Config) -> None:
+    """Serve until SIGINT / SIGTERM, then drain (blocking)."""
+    setup_logging(config.log_json)
+    app = create_app(config)
+    for route in config.routes:
+        log_event(
+            logging.INFO, "route", name=route.name, path=route.path, upstream=safe_url(route.upstream),
+            source=route.source, target=route.target, mode=route.request_mode,
+        )
+    log_event(logging.INFO, "listening", host=config.host, port=config.port)
+    web.run_app(
+        app, host=config.host, port=config.port, handler_cancellation=True,
+        shutdown_timeout=5.0, access_log=None, print=None,
+    )

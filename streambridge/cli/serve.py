@@ -1,0 +1,98 @@
+"""``streambridge serve``: run the translating proxy (see docs/proxy.md).
+
+Registered by the CLI app with ``app.command("serve")(serve_command)``. Every option can also be
+given as a ``STREAMBRIDGE_*`` environment variable; upstream credentials are only ever given as
+``NAME=env:VAR`` so that no secret appears on a command line.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from ..bridge import config as bridge_config
+from ..bridge import server as bridge_server
+
+__all__ = ["serve_command"]
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def serve_command(
+    upstream: Annotated[
+        str | None, typer.Option("--upstream", envvar="STREAMBRIDGE_UPSTREAM", help="Upstream URL (http(s):// or ws(s)://).")
+    ] = None,
+    source: Annotated[
+        str | None, typer.Option("--from", envvar="STREAMBRIDGE_FROM", help="The upstream's protocol.")
+    ] = None,
+    target: Annotated[
+        str | None, typer.Option("--to", envvar="STREAMBRIDGE_TO", help="The client's protocol.")
+    ] = None,
+    host: Annotated[
+        str | None, typer.Option("--host", envvar="STREAMBRIDGE_HOST", help="Address to bind (default 127.0.0.1).")
+    ] = None,
+    port: Annotated[
+        int | None, typer.Option("--port", envvar="STREAMBRIDGE_PORT", help="Port to bind (default 8787).")
+    ] = None,
+    path: Annotated[str, typer.Option("--path", envvar="STREAMBRIDGE_PATH", help="Mount path of the route.")] = "/",
+    upstream_header: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--upstream-header", envvar="STREAMBRIDGE_UPSTREAM_HEADER",
+            help="Header added upstream, NAME=env:VAR (repeatable; the value is read from the environment).",
+        ),
+    ] = None,
+    config: Annotated[
+        str | None, typer.Option("--config", envvar="STREAMBRIDGE_CONFIG", help="routes.toml with several routes.")
+    ] = None,
+    log_json: Annotated[
+        bool, typer.Option("--log-json", envvar="STREAMBRIDGE_LOG_JSON", help="One JSON object per log line.")
+    ] = False,
+    request_mode: Annotated[
+        str | None,
+        typer.Option("--request-mode", envvar="STREAMBRIDGE_REQUEST_MODE", help="translate (default) or passthrough."),
+    ] = None,
+    heartbeat: Annotated[
+        float | None, typer.Option("--heartbeat", envvar="STREAMBRIDGE_HEARTBEAT", help="Idle seconds before a heartbeat.")
+    ] = None,
+    idle_timeout: Annotated[
+        float | None,
+        typer.Option("--idle-timeout", envvar="STREAMBRIDGE_IDLE_TIMEOUT", help="Upstream silence that ends a stream."),
+    ] = None,
+    first_byte_timeout: Annotated[
+        float | None,
+        typer.Option("--first-byte-timeout", envvar="STREAMBRIDGE_FIRST_BYTE_TIMEOUT", help="Wait for the first byte."),
+    ] = None,
+    forward_auth: Annotated[
+        bool | None,
+        typer.Option("--forward-auth/--no-forward-auth", envvar="STREAMBRIDGE_FORWARD_AUTH",
+                     help="Forward the client's Authorization and Cookie headers upstream."),
+    ] = None,
+    cors_origin: Annotated[
+        list[str] | None,
+        typer.Option("--cors-origin", envvar="STREAMBRIDGE_CORS_ORIGINS", help="Allowed browser origin (repeatable)."),
+    ] = None,
+) -> None:
+    """Proxy a client of protocol --to to an upstream of protocol --from, translating live."""
+    settings: dict[str, Any] = {
+        "request_mode": request_mode,
+        "heartbeat": heartbeat,
+        "idle_timeout": idle_timeout,
+        "first_byte_timeout": first_byte_timeout,
+        "forward_auth": forward_auth,
+        "cors_origins": tuple(cors_origin) if cors_origin else None,
+    }
+    try:
+        cfg = bridge_config.build_config(
+            upstream=upstream, source=source, target=target, host=host, port=port, path=path,
+            upstream_headers=upstream_header or (), config_file=config, log_json=log_json or None,
+            settings=settings,
+        )
+    except bridge_config.ConfigError as exc:
+        _fail(str(exc))
+        return
+    bridge_server.run_app(cfg)

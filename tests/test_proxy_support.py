@@ -1,0 +1,171 @@
+"""Shared pieces of the proxy tests: real upstream apps on 127.0.0.1, the proxy, and readers.
+
+No tests here. Upstreams are real aiohttp apps (run by pytest-aiohttp's ``aiohttp_server``, which
+uses ``handler_cancellation=True``), so a proxy that drops its upstream connection cancels the
+upstream handler, which records it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from aiohttp import web
+
+from streambridge import codecs
+from streambridge.bridge import build_config, create_app
+from streambridge.events import Event, RunStart
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "golden"
+CAPTURES = ROOT.parent / "shared" / "captures" / "nest"
+if not CAPTURES.is_dir():  # the repository checked out elsewhere: fall back to the known location
+    CAPTURES = Path("/work/shared/captures/nest")
+FILES = {"agentkit": "agentkit.sse", "nest": "nest.sse", "oma": "oma.ndjson"}
+CONTENT_TYPES = {"agentkit": "text/event-stream", "nest": "text/event-stream", "oma": "application/x-ndjson"}
+SCENARIOS = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir())
+PING = b": ping\n\n"
+
+
+def golden(scenario: str, protocol: str) -> bytes:
+    return (GOLDEN / scenario / FILES[protocol]).read_bytes()
+
+
+@dataclass
+class Capture:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+def capture(name: str) -> Capture:
+    """A recorded nest response: status line, recorded headers, blank line, exact body."""
+    raw = (CAPTURES / name).read_bytes()
+    head, body = raw.split(b"\n\n", 1)
+    lines = head.decode().split("\n")
+    status = int(lines[0].split()[1])
+    headers = dict(line.split(": ", 1) for line in lines[1:])
+    return Capture(status, headers, body)
+
+
+def frames(body: bytes, sep: bytes = b"\n\n") -> list[bytes]:
+    """Whole frames with their separator (what an upstream writes one by one)."""
+    return [part + sep for part in body.split(sep) if part]
+
+
+# -- upstream apps -------------------------------------------------------------------------
+
+
+@dataclass
+class Upstream:
+    """Records what the proxy sent and what happened to each upstream handler."""
+
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    reached: asyncio.Event = field(default_factory=asyncio.Event)
+    release: asyncio.Event = field(default_factory=asyncio.Event)
+    controls: list[tuple[str, dict[str, Any], dict[str, str]]] = field(default_factory=list)
+
+    async def record(self, request: web.Request) -> bytes:
+        body = await request.read()
+        self.requests.append({"path": request.path, "headers": dict(request.headers), "body": body})
+        return body
+
+    @property
+    def last_json(self) -> Any:
+        return msgspec.json.decode(self.requests[-1]["body"])
+
+
+async def write_stream(
+    request: web.Request,
+    parts: Iterable[bytes],
+    *,
+    status: int = 200,
+    headers: dict[str, str] | None = None,
+    content_type: str = "text/event-stream",
+    upstream: Upstream | None = None,
+    hold_after: int | None = None,
+) -> web.StreamResponse:
+    """Write ``parts`` one write each; after part ``hold_after`` wait for ``upstream.release``.
+
+    A cancellation (the proxy dropped the connection) is recorded on ``upstream.cancelled``.
+    """
+    resp = web.StreamResponse(status=status, headers={"Content-Type": content_type, **(headers or {})})
+    resp.enable_chunked_encoding()
+    try:
+        await resp.prepare(request)
+        for i, part in enumerate(parts):
+            await resp.write(part)
+            if hold_after is not None and i + 1 == hold_after and upstream is not None:
+                upstream.reached.set()
+                await upstream.release.wait()
+        return resp
+    except (asyncio.CancelledError, ConnectionError):
+        if upstream is not None:
+            upstream.cancelled.set()
+        raise
+
+
+def stream_app(
+    handler: Callable[[web.Request], Awaitable[web.StreamResponse]], *paths: str, method: str = "POST"
+) -> web.Application:
+    app = web.Application()
+    for path in paths or ("/",):
+        app.router.add_route(method, path, handler)
+    return app
+
+
+# -- the proxy -----------------------------------------------------------------------------
+
+
+def proxy_config(upstream: str, source: str, target: str, *, path: str = "/", headers: Iterable[str] = (),
+                 environ: dict[str, str] | None = None, **settings: Any) -> Any:
+    return build_config(
+        upstream=upstream, source=source, target=target, path=path, upstream_headers=list(headers),
+        settings=settings, environ=environ or {},
+    )
+
+
+async def start_proxy(aiohttp_client: Any, config: Any) -> Any:
+    """The proxy app behind a test client (its server runs with ``handler_cancellation=True``)."""
+    return await aiohttp_client(create_app(config))
+
+
+def url_of(server: Any, path: str = "/") -> str:
+    return str(server.make_url(path))
+
+
+# -- readers -------------------------------------------------------------------------------
+
+
+def decode(protocol: str, body: bytes, framing: str | None = None) -> list[Event]:
+    """The events of a whole body, decoded strictly by the protocol's own decoder."""
+    decoder = codecs.get(protocol).decoder(framing, strict=True)
+    return decoder.feed(body) + decoder.close()
+
+
+def without_comments(body: bytes) -> bytes:
+    return b"".join(f for f in frames(body) if not f.startswith(b":"))
+
+
+def without_run_starts(events: list[Event]) -> list[Event]:
+    return [e for e in events if type(e) is not RunStart]
+
+
+async def read_until(content: Any, marker: bytes, buffer: bytearray) -> None:
+    """Read a streaming body into ``buffer`` until it contains ``marker``."""
+    while marker not in buffer:
+        chunk = await content.readany()
+        if not chunk:
+            raise AssertionError(f"stream ended before {marker!r}: {bytes(buffer)[-300:]!r}")
+        buffer.extend(chunk)
+
+
+async def read_all(content: Any, buffer: bytearray) -> bytes:
+    async for chunk in content.iter_any():
+        buffer.extend(chunk)
+    return bytes(buffer)

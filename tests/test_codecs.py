@@ -354,3 +354,21 @@ def test_translator_source_framing_can_follow_the_content_type_until_input_arriv
     assert b'"text":"hi"' in out
     with pytest.raises(RuntimeError):
         translator.use_source_framing("ndjson")
+
+
+def test_long_answers_are_compacted_without_changing_any_output() -> None:
+    """Over 4,096 deltas per turn the text pieces are joined in chunks: text, the terminal's
+    full text and oma's last-turn ``output`` must not notice, however the input is chunked."""
+    events = [RunStart(run_id="r"), *(TextDelta(text=f"a{i} ") for i in range(5000))]
+    events += [ToolCall(call_id="c", name="n", input=b'{"q":1}'), ToolOutput(call_id="c", output=b'"ok"')]  # type: ignore[arg-type]
+    events += [*(TextDelta(text=f"b{i} ") for i in range(9000)), Terminal(status="succeeded")]
+    full = "".join(e.text for e in events if isinstance(e, TextDelta))
+    for codec in CODECS:
+        data = encode(codec, events)
+        assert decode(codec, data)[-1].text == full
+        pieces = [data[i : i + 4000] for i in range(0, len(data), 4000)]
+        for target in CODECS:
+            assert b"".join(translate(pieces, source=codec, target=target)) == convert(codec, target, data)
+    done = json.loads(encode("oma", events).splitlines()[-1])["data"]
+    assert done["output"] == "".join(f"b{i} " for i in range(9000))
+    assert decode("oma", encode("oma", events))[-1].result is UNSET  # recognised as streambridge's own

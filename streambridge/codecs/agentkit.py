@@ -287,16 +287,20 @@ class AgentkitDecoder(Decoder):
             self._primary = message_id
         return UNSET if message_id == self._primary else message_id
 
-    def _fast(self, payload: bytes) -> Event | None:
+    def _take(self, payload: bytes) -> bool:
         if not payload.isascii():
-            return None
+            return False
         try:
             wire = _frame_decoder.decode(payload)
         except (msgspec.ValidationError, msgspec.DecodeError):
-            return None
+            return False
         if type(wire) is TurnStartW or type(wire) is TurnEndW:
-            return None
-        return self._event(wire, UNSET)[0]
+            return False
+        event = self._event(wire, UNSET)[0]
+        if type(event) is TextDelta and event.message_id is UNSET:
+            self._text.append(event.text)
+        self._out.append(event)
+        return True
 
     def _decode(self, frame: Frame) -> list[Event]:
         try:

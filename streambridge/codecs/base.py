@@ -212,6 +212,34 @@ def _check_utf8(data: bytes) -> None:
         ) from None
 
 
+class TextPieces:
+    """Keeps a growing list of text deltas small: every few thousand pieces are joined into one
+    string, so a long answer costs about its own size in memory rather than an object per
+    delta, and each piece is copied once (the terminal needs the whole text at the end)."""
+
+    STEP = 4096
+
+    def __init__(self, pieces: list[str]) -> None:
+        self.pieces = pieces
+        self._joined = 0  # pieces before this index are already joined chunks
+        self._joined_chars = 0
+
+    def compact(self) -> None:
+        pieces, start = self.pieces, self._joined
+        if len(pieces) - start >= self.STEP:
+            chunk = "".join(pieces[start:])
+            pieces[start:] = [chunk]
+            self._joined = len(pieces)
+            self._joined_chars += len(chunk)
+
+    def chars(self) -> int:
+        """How many characters the text has so far (cheap: whole chunks are counted once)."""
+        return self._joined_chars + sum(map(len, self.pieces[self._joined :]))
+
+    def text(self) -> str:
+        return "".join(self.pieces)
+
+
 class Decoder:
     """Base of every codec decoder. Subclasses implement :meth:`_decode`."""
 
@@ -237,29 +265,23 @@ class Decoder:
         self._held: Event | None = None
         self._from_carrier = False
         self._out: list[Event] = []
-        self._parser.on_plain = self._plain
-
-    def _plain(self, payload: bytes) -> bool:
-        """The hot path: a plain frame of a known kind becomes its event right away."""
-        if self._covering or self._held is not None or self._terminated:
-            return False
-        event = self._fast(payload)
-        if event is None:
-            return False
-        if type(event) is TextDelta and event.message_id is UNSET:
-            self._text.append(event.text)  # type: ignore[attr-defined]
-        self._out.append(event)
-        return True
+        self._takes = type(self)._take is not Decoder._take
+        self._pieces = TextPieces(self._text)
 
     # -- public API ---------------------------------------------------------------------
 
     def feed(self, data: bytes) -> list[Event]:
         out: list[Event] = []
         self._out = out
+        # Plain frames go straight to the codec's hot path while no carrier, held run start or
+        # terminal needs the full way; that cannot change while the parser hands them over.
+        hot = self._takes and not (self._covering or self._held is not None or self._terminated)
+        self._parser.on_plain = self._take if hot else None
         for frame in self._parser.feed(data):
             self._frame(frame, out)
         if self._parser.problems:
             self._framing_problems(out)
+        self._pieces.compact()
         return out
 
     def close(self) -> list[Event]:
@@ -296,12 +318,15 @@ class Decoder:
     def _decode(self, frame: Frame) -> list[Event]:
         raise NotImplementedError
 
-    def _fast(self, payload: bytes) -> Event | None:
-        """The event of a plain, valid frame of a known kind; ``None`` sends it the full way.
+    def _take(self, payload: bytes) -> bool:
+        """The hot path: append the event of a plain, valid frame of a known kind to ``_out``
+        (and primary text to ``_text``); ``False`` sends the frame the full way instead.
 
-        It must not return run starts, terminals or carried events (those need the full way),
-        and whatever state it changes must be safe to change again on the full way."""
-        return None
+        It must not take run starts, terminals or carriers (those need the full way), and what
+        it changes before declining must be safe to change again on the full way."""
+        return False
+
+
 
     def _finish(self, out: list[Event]) -> None:
         """End of input: flush anything held back."""
@@ -414,6 +439,7 @@ class Encoder:
         self._terminated = False
         self._first: Event | None = None
         self._text: list[str] = []
+        self._pieces = TextPieces(self._text)
         self._announced: set[str] = set()
         self.dropped = 0
 
@@ -423,15 +449,19 @@ class Encoder:
         """Translate a batch of events (everything one received chunk held) into one write."""
         parts: list[bytes] = []
         fast = self._fast_text
+        text = self._text
+        ready = self._started and not self._terminated
         for event in events:
-            if type(event) is TextDelta and self._started and not self._terminated:
+            if ready and type(event) is TextDelta:
                 frame = fast(event)  # type: ignore[arg-type]
                 if frame is not None:
                     if event.message_id is UNSET:
-                        self._text.append(event.text)
+                        text.append(event.text)
                     parts.append(frame)
                     continue
             self._event(event, parts)
+            ready = self._started and not self._terminated
+        self._pieces.compact()
         return b"".join(parts)
 
     def close(self) -> bytes:

@@ -262,14 +262,22 @@ class NestDecoder(Decoder):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self._cancelled = False
 
-    def _fast(self, payload: bytes) -> Event | None:
+    def _take(self, payload: bytes) -> bool:
         if not payload.isascii():
-            return None
+            return False
         try:  # a data frame of a known kind with no unknown fields
-            events = self._event(_frame_decoder.decode(payload), UNSET)
+            w = _frame_decoder.decode(payload)
         except (msgspec.ValidationError, msgspec.DecodeError):
-            return None
-        return events[0] if len(events) == 1 else None
+            return False
+        if type(w) is TextW:
+            self._text.append(w.text)
+            self._out.append(TextDelta(text=w.text))
+            return True
+        events = self._event(w, UNSET)
+        if len(events) != 1:
+            return False
+        self._out.append(events[0])
+        return True
 
     def _decode(self, frame: Frame) -> list[Event]:
         data = frame.data

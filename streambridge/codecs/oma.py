@@ -40,6 +40,7 @@ from .base import (
     Decoder,
     Encoder,
     FrameProblem,
+    TextPieces,
     canonical_failure,
     carrier_body,
     decode_envelope,
@@ -153,15 +154,14 @@ class RunLedger:
     would have written itself (and decode it to the canonical form, without a payload).
     """
 
-    def __init__(self, texts: list[str]) -> None:
-        self._texts = texts  # the codec's primary text pieces, appended as they pass
-        self._turn_from = 0
+    def __init__(self, text: TextPieces) -> None:
+        self._text = text  # the codec's primary text, appended as it passes
+        self._turn_from = 0  # character offsets into that text
         self._next_from: int | None = None
         self._calls: dict[str, dict[str, object]] = {}
 
-    def _last_turn(self) -> tuple[int, int]:
-        """Where the last turn with text starts and ends in the text pieces."""
-        end = len(self._texts)
+    def _last_turn(self, end: int) -> tuple[int, int]:
+        """Where the last turn with text starts and ends (character offsets)."""
         if self._next_from is None:
             return self._turn_from, end
         if end > self._next_from:
@@ -175,11 +175,17 @@ class RunLedger:
             raw_input = e.input if e.input is not UNSET else parse_arguments(e.arguments_json)[0]  # type: ignore[attr-defined]
             self._calls[e.call_id] = {"toolName": e.name, "input": raw_input, "output": "", "duration": 0}  # type: ignore[attr-defined]
         elif t is ToolOutput or t is ToolError or t is ToolDenied:
-            self._turn_from, _ = self._last_turn()
-            self._next_from = len(self._texts)
+            end = self._text.chars()
+            self._turn_from, _ = self._last_turn(end)
+            self._next_from = end
             call = self._calls.get(e.call_id)  # type: ignore[attr-defined]
             if call is not None:
                 call["output"] = _content_text(e)
+
+    def _last_turn_text(self) -> str:
+        text = self._text.text()
+        start, stop = self._last_turn(len(text))
+        return text[start:stop]
 
     def done_payload(self, end: Terminal) -> bytes:
         usage = end.usage if end.usage is not UNSET else Usage()
@@ -190,7 +196,7 @@ class RunLedger:
             {
                 "success": end.status == "succeeded",
                 "status": status,
-                "output": "".join(self._texts[slice(*self._last_turn())]),
+                "output": self._last_turn_text(),
                 "messages": [],
                 "tokenUsage": {
                     "input_tokens": usage.input_tokens if usage.input_tokens is not UNSET else 0,
@@ -224,7 +230,7 @@ class OmaDecoder(Decoder):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self._ledger = RunLedger(self._text)
+        self._ledger = RunLedger(self._pieces)
 
     def _push(self, event: Event, out: list[Event]) -> None:
         if self._terminated:
@@ -233,25 +239,29 @@ class OmaDecoder(Decoder):
         if type(event) is not Terminal and type(event) is not TextDelta:
             self._ledger.see(event)
 
-    def _fast(self, payload: bytes) -> Event | None:
+    def _take(self, payload: bytes) -> bool:
         if not payload.isascii():
-            return None
+            return False
         try:
             w = _hot_decoder.decode(payload)
         except (msgspec.ValidationError, msgspec.DecodeError):
-            return None
+            return False
         t = type(w)
         if t is TextW:
-            return TextDelta(text=w.data)  # type: ignore[arg-type]
+            self._text.append(w.data)  # type: ignore[arg-type]
+            self._out.append(TextDelta(text=w.data))  # type: ignore[arg-type]
+            return True
         if t is ReasoningW:
-            return ReasoningDelta(text=w.data)  # type: ignore[arg-type]
-        if t is ToolUseW:
+            event: Event = ReasoningDelta(text=w.data)  # type: ignore[arg-type]
+        elif t is ToolUseW:
             b = w.data
-            event: Event = ToolCall(call_id=b.id, name=b.name, input=b.input, signature=b.signature)  # type: ignore[union-attr]
+            event = ToolCall(call_id=b.id, name=b.name, input=b.input, signature=b.signature)  # type: ignore[union-attr]
+            self._ledger.see(event)
         else:
             event = self._tool_result(w.data)  # type: ignore[arg-type]
-        self._ledger.see(event)
-        return event
+            self._ledger.see(event)
+        self._out.append(event)
+        return True
 
     def _decode(self, frame: Frame) -> list[Event]:
         try:
@@ -377,7 +387,7 @@ class OmaEncoder(Encoder):
 
     def __init__(self, framing: Literal["sse", "ndjson"] | None = None) -> None:
         super().__init__(framing)
-        self._ledger = RunLedger(self._text)
+        self._ledger = RunLedger(self._pieces)
 
     def _carrier_payload(self, event: Event, name: str, covers: int) -> bytes:
         return b'{"type":' + json_encode(name) + b',"data":{' + carrier_body(event, covers) + b"}}"

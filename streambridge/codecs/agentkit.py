@@ -439,7 +439,8 @@ class AgentkitEncoder(Encoder):
         super().__init__(framing)
         self._turn = ""
         self._primary = ""
-        self._primary_json = b'""'
+        self._text_head = b""  # set with the primary message id, at the run start
+        self._text_tail = b"}" + self._tail
         self._provider = DEFAULT_PROVIDER
         self._model: str | UnsetType = UNSET
 
@@ -453,8 +454,10 @@ class AgentkitEncoder(Encoder):
     def _fast_text(self, e: TextDelta) -> bytes | None:
         if e.synthetic or e.part_id is not UNSET or e.extra is not UNSET:
             return None
-        mid = self._primary_json if e.message_id is UNSET else json_encode(e.message_id)
-        return self._head + b'{"type":"text_delta","messageId":' + mid + b',"text":' + json_encode(e.text) + b"}" + self._tail
+        if e.message_id is UNSET:
+            return self._text_head + json_encode(e.text) + self._text_tail
+        mid = json_encode(e.message_id)
+        return self._head + b'{"type":"text_delta","messageId":' + mid + b',"text":' + json_encode(e.text) + self._text_tail
 
     def _wire(self, w: _T, event: Event) -> bytes:
         payload = _encode(w)
@@ -513,7 +516,7 @@ class AgentkitEncoder(Encoder):
             return
         self._turn = e.run_id if e.run_id is not UNSET else self._derived("turn-")
         self._primary = e.message_id if e.message_id is not UNSET else "msg-" + self._turn
-        self._primary_json = json_encode(self._primary)
+        self._text_head = self._head + b'{"type":"text_delta","messageId":' + json_encode(self._primary) + b',"text":'
         self._provider = e.provider if e.provider is not UNSET else DEFAULT_PROVIDER
         self._model = e.model
         w = TurnStartW(

@@ -223,18 +223,25 @@ class TextPieces:
         self.pieces = pieces
         self._joined = 0  # pieces before this index are already joined chunks
         self._joined_chars = 0
+        self._counted = 0  # pieces before this index are counted in _counted_chars
+        self._counted_chars = 0
 
     def compact(self) -> None:
         pieces, start = self.pieces, self._joined
         if len(pieces) - start >= self.STEP:
             chunk = "".join(pieces[start:])
             pieces[start:] = [chunk]
-            self._joined = len(pieces)
+            self._joined = self._counted = len(pieces)
             self._joined_chars += len(chunk)
+            self._counted_chars = self._joined_chars
 
     def chars(self) -> int:
-        """How many characters the text has so far (cheap: whole chunks are counted once)."""
-        return self._joined_chars + sum(map(len, self.pieces[self._joined :]))
+        """How many characters the text has so far (each piece is counted once)."""
+        pieces = self.pieces
+        if self._counted < len(pieces):
+            self._counted_chars += sum(map(len, pieces[self._counted :]))
+            self._counted = len(pieces)
+        return self._counted_chars
 
     def text(self) -> str:
         return "".join(self.pieces)

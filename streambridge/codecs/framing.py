@@ -145,8 +145,9 @@ class SSEParser:
         index = self._index
         last_id = self._id_buffer
         plain = self.on_plain
+        small = len(data) < limit  # then no block can be over the limit
         for block in blocks:
-            if block.startswith(b"data: ") and block.find(b"\n") < 0 and len(block) < limit:
+            if block.startswith(b"data: ") and b"\n" not in block and (small or len(block) < limit):
                 index += 1
                 if not (plain is not None and not out and plain(block[6:])):
                     append(Frame(block[6:], "", last_id, False, index, pos))

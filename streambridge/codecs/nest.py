@@ -418,6 +418,8 @@ class NestEncoder(Encoder):
         self._tool_in_step = False
         self._cancelled_frame = b'{"kind":"cancelled"}'
         self._approvals: set[str] = set()  # calls that went through newer approval frames
+        self._text_head = self._head + b'{"kind":"text","text":'
+        self._text_tail = b"}" + self._tail
 
     # -- framing helpers -----------------------------------------------------------------
 
@@ -451,7 +453,7 @@ class NestEncoder(Encoder):
             and e.part_id is UNSET
             and e.extra is UNSET
         ):
-            return self._head + b'{"kind":"text","text":' + json_encode(e.text) + b"}" + self._tail
+            return self._text_head + json_encode(e.text) + self._text_tail
         return None
 
     # -- preamble, structure -------------------------------------------------------------

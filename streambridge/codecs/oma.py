@@ -388,6 +388,8 @@ class OmaEncoder(Encoder):
     def __init__(self, framing: Literal["sse", "ndjson"] | None = None) -> None:
         super().__init__(framing)
         self._ledger = RunLedger(self._pieces)
+        self._text_head = self._head + b'{"type":"text","data":'
+        self._text_tail = b"}" + self._tail
 
     def _carrier_payload(self, event: Event, name: str, covers: int) -> bytes:
         return b'{"type":' + json_encode(name) + b',"data":{' + carrier_body(event, covers) + b"}}"
@@ -395,7 +397,7 @@ class OmaEncoder(Encoder):
     def _fast_text(self, e: TextDelta) -> bytes | None:
         if e.message_id is not UNSET or e.synthetic or e.part_id is not UNSET or e.extra is not UNSET:
             return None
-        return self._head + b'{"type":"text","data":' + json_encode(e.text) + b"}" + self._tail
+        return self._text_head + json_encode(e.text) + self._text_tail
 
     def _write(self, kind: bytes, data: bytes, event: Event, info: bytes = b"") -> bytes:
         payload = b'{"type":"' + kind + b'","data":' + data

@@ -28,7 +28,11 @@ def capture_body(path: Path) -> bytes:
 
 
 def capture_paths() -> list[Path]:
-    return sorted(CAPTURES.glob("*.http"))
+    """The real nest captures, from the shared/ folder beside the checkout (as CI lays it)."""
+    paths = sorted(CAPTURES.glob("*.http"))
+    if not paths:
+        raise FileNotFoundError(f"no real nest captures in {CAPTURES}: shared/ must sit beside the checkout")
+    return paths
 
 
 def decode(codec: str, data: bytes, *, framing: str | None = None, strict: bool = False) -> list[Event]:

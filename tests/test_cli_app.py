@@ -15,8 +15,8 @@ from streambridge import codecs
 from streambridge.cli import app, demo
 from streambridge.cli.common import complete_protocol, protocol_names
 
+from .cli_support import GOLDEN, invoke, user_error
 from .corpus import ROOT
-from .test_cli_support import GOLDEN, invoke, user_error
 
 
 def test_protocols_lists_codecs_aliases_framings_and_pairs() -> None:

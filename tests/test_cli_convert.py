@@ -14,10 +14,8 @@ import pytest
 from streambridge.cli import convert
 from streambridge.cli.transcripts import Source
 
-from .corpus import ROOT, capture_body
-from .test_cli_support import CAPTURES, GOLDEN, copy_golden, invoke, translated, user_error
-
-FILES = {"agentkit": "agentkit.sse", "nest": "nest.sse", "oma": "oma.ndjson"}
+from .cli_support import CAPTURES, GOLDEN, copy_golden, invoke, translated, user_error
+from .corpus import FILES, ROOT, capture_body
 
 
 @pytest.mark.parametrize("source", sorted(FILES))

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from .test_cli_support import CAPTURES, GOLDEN, invoke, translated, user_error
-
-FILES = {"agentkit": "agentkit.sse", "nest": "nest.sse", "oma": "oma.ndjson"}
+from .cli_support import CAPTURES, GOLDEN, invoke, translated, user_error
+from .corpus import FILES
 
 
 def test_a_file_equals_itself() -> None:

@@ -12,8 +12,8 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from typer.testing import Result
 
+from .cli_support import CAPTURES, invoke, user_error
 from .corpus import capture_body
-from .test_cli_support import CAPTURES, invoke, user_error
 
 CAPTURE = CAPTURES / "01-chat-read-only.http"
 

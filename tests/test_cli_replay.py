@@ -12,8 +12,8 @@ import pytest
 
 from streambridge.cli import replay
 
+from .cli_support import CAPTURES, GOLDEN, copy_golden, invoke, translated, user_error
 from .corpus import capture_body
-from .test_cli_support import CAPTURES, GOLDEN, copy_golden, invoke, translated, user_error
 
 
 def playback(path: Path, to: str | None = None, framing: str | None = None) -> replay.Playback:

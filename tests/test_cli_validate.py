@@ -10,10 +10,9 @@ import pytest
 
 from streambridge.cli.validate import RULES
 
-from .corpus import ROOT
-from .test_cli_support import CAPTURES, GOLDEN, invoke, translated, user_error
+from .cli_support import CAPTURES, GOLDEN, invoke, translated, user_error
+from .corpus import FILES, ROOT
 
-FILES = {"agentkit": "agentkit.sse", "nest": "nest.sse", "oma": "oma.ndjson"}
 FLAWED = {"truncated", "unknown-kinds"}
 
 

@@ -16,22 +16,7 @@ from streambridge.bridge.faults import FAULTS
 from streambridge.bridge.server import STATE
 from streambridge.events import Terminal, TextDelta
 
-try:
-    from test_proxy_support import (
-        PING,
-        Upstream,
-        decode,
-        frames,
-        golden,
-        proxy_config,
-        start_proxy,
-        stream_app,
-        url_of,
-        without_comments,
-        write_stream,
-    )
-except ImportError:  # tests collected as a package
-    from tests.test_proxy_support import (
+from .proxy_support import (
         PING,
         Upstream,
         decode,

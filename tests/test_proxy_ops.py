@@ -19,23 +19,7 @@ from streambridge.bridge.relay import PING, Watchdog
 from streambridge.bridge.server import STATE
 from streambridge.events import Terminal
 
-try:
-    from test_proxy_support import (
-        Upstream,
-        decode,
-        frames,
-        golden,
-        proxy_config,
-        read_all,
-        read_until,
-        start_proxy,
-        stream_app,
-        url_of,
-        without_comments,
-        write_stream,
-    )
-except ImportError:  # tests collected as a package
-    from tests.test_proxy_support import (
+from .proxy_support import (
         Upstream,
         decode,
         frames,

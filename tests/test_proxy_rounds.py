@@ -12,23 +12,7 @@ from aiohttp import web
 
 from streambridge.events import UNSET, RunStart, Terminal, TextDelta, ToolCall, ToolDenied, ToolOutput
 
-try:
-    from test_proxy_support import (
-        PING,
-        Upstream,
-        capture,
-        decode,
-        frames,
-        proxy_config,
-        read_all,
-        read_until,
-        start_proxy,
-        url_of,
-        without_comments,
-        write_stream,
-    )
-except ImportError:  # tests collected as a package
-    from tests.test_proxy_support import (
+from .proxy_support import (
         PING,
         Upstream,
         capture,

@@ -15,23 +15,7 @@ from websockets.exceptions import ConnectionClosedError
 from streambridge import Translator
 from streambridge.events import Terminal, TextDelta
 
-try:
-    from test_proxy_support import (
-        CONTENT_TYPES,
-        Upstream,
-        decode,
-        frames,
-        golden,
-        proxy_config,
-        start_proxy,
-        stream_app,
-        url_of,
-        without_comments,
-        without_run_starts,
-        write_stream,
-    )
-except ImportError:  # tests collected as a package
-    from tests.test_proxy_support import (
+from .proxy_support import (
         CONTENT_TYPES,
         Upstream,
         decode,

@@ -345,19 +345,7 @@ class NDJSONParser:
         self._pos += start
         self._buf = data[start:]
         if len(self._buf) > self.max_event_size:
-            if not self._discarding:
-                self._index += 1
-                self.problems.append(
-                    FramingError(
-                        f"line larger than the limit of {self.max_event_size} bytes",
-                        index=self._index,
-                        offset=self._pos,
-                        raw=self._buf[:200],
-                    )
-                )
-            self._discarding = True
-            self._pos += len(self._buf)
-            self._buf = b""
+            self._oversize()
         return out
 
     def _hold(self, chunk: bytes) -> list[Frame]:
@@ -367,19 +355,19 @@ class NDJSONParser:
         self._pending.append(chunk)
         self._pending_size += len(chunk)
         if self._pending_size + len(self._buf) > self.max_event_size:
-            self._index += 1
-            self.problems.append(
-                FramingError(
-                    f"line larger than the limit of {self.max_event_size} bytes",
-                    index=self._index,
-                    offset=self._pos,
-                    raw=(self._buf + self._pending[0])[:200],
-                )
-            )
-            self._discarding = True
-            self._pos += self._pending_size + len(self._buf)
-            self._pending, self._pending_size, self._buf = [], 0, b""
+            self._oversize()
         return []
+
+    def _oversize(self) -> None:
+        """Report the line being read as over the limit (once) and skip to its end."""
+        if not self._discarding:
+            self._index += 1
+            head = (self._buf + b"".join(self._pending[:1]))[:200]
+            message = f"line larger than the limit of {self.max_event_size} bytes"
+            self.problems.append(FramingError(message, index=self._index, offset=self._pos, raw=head))
+            self._discarding = True
+        self._pos += self._pending_size + len(self._buf)
+        self._pending, self._pending_size, self._buf = [], 0, b""
 
     def close(self) -> list[Frame]:
         out: list[Frame] = []

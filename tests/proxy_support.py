@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -20,19 +19,10 @@ from streambridge import codecs
 from streambridge.bridge import build_config, create_app
 from streambridge.events import Event, RunStart
 
-ROOT = Path(__file__).resolve().parent.parent
-GOLDEN = ROOT / "golden"
-CAPTURES = ROOT.parent / "shared" / "captures" / "nest"
-if not CAPTURES.is_dir():  # the repository checked out elsewhere: fall back to the known location
-    CAPTURES = Path("/work/shared/captures/nest")
-FILES = {"agentkit": "agentkit.sse", "nest": "nest.sse", "oma": "oma.ndjson"}
+from .corpus import CAPTURES, GOLDEN, SCENARIOS, golden  # noqa: F401 - re-exported to the proxy tests
+
 CONTENT_TYPES = {"agentkit": "text/event-stream", "nest": "text/event-stream", "oma": "application/x-ndjson"}
-SCENARIOS = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir())
 PING = b": ping\n\n"
-
-
-def golden(scenario: str, protocol: str) -> bytes:
-    return (GOLDEN / scenario / FILES[protocol]).read_bytes()
 
 
 @dataclass

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import overload
 
 from .codecs import get
+from .codecs.base import EncodingSink
 from .codecs.framing import DEFAULT_MAX_EVENT_SIZE, Framing
 from .events import Event, Terminal
 
@@ -42,14 +43,19 @@ class Translator:
         self._closed = False
 
     def feed(self, data: bytes) -> bytes:
+        """Translate one received chunk: every event is encoded as it is decoded."""
         self._fed = True
-        events = self.decoder.feed(data)
-        if not events:
-            return b""
-        self.events_in += len(events)
-        if type(events[-1]) is Terminal:
-            self.terminal = events[-1]  # type: ignore[assignment]
-        return self.encoder.encode(events)
+        parts: list[bytes] = []
+        sink = self.encoder.sink(parts)
+        self.decoder.feed(data, sink)  # type: ignore[arg-type]
+        self._account(sink)
+        return b"".join(parts)
+
+    def _account(self, sink: EncodingSink) -> None:
+        self.events_in += sink.count
+        if sink.terminal is not None and self.terminal is None:
+            self.terminal = sink.terminal
+        self.encoder.compact()
 
     def feed_events(self, events: Iterable[Event]) -> bytes:
         return self.encoder.encode(events)
@@ -75,11 +81,12 @@ class Translator:
         if self._closed:
             return b""
         self._closed = True
-        events = self.decoder.close()
-        self.events_in += len(events)
-        if events and type(events[-1]) is Terminal:
-            self.terminal = events[-1]  # type: ignore[assignment]
-        return self.encoder.encode(events) + self.encoder.close()
+        parts: list[bytes] = []
+        sink = self.encoder.sink(parts)
+        for event in self.decoder.close():
+            sink.append(event)
+        self._account(sink)
+        return b"".join(parts) + self.encoder.close()
 
     @property
     def terminated(self) -> bool:

@@ -294,6 +294,11 @@ class AgentkitDecoder(Decoder):
             wire = _frame_decoder.decode(payload)
         except (msgspec.ValidationError, msgspec.DecodeError):
             return False
+        if type(wire) is TextDeltaW and wire.message_id == self._primary:
+            self._primary_text = True
+            self._text.append(wire.text)
+            self._out.append(TextDelta(text=wire.text))
+            return True
         if type(wire) is TurnStartW or type(wire) is TurnEndW:
             return False
         event = self._event(wire, UNSET)[0]

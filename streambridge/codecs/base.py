@@ -247,6 +247,33 @@ class TextPieces:
         return "".join(self.pieces)
 
 
+class EncodingSink:
+    """A list-like target for a decoder that encodes every event as it is appended, so a
+    translation needs no intermediate event list (the decoder appends, the encoder writes)."""
+
+    __slots__ = ("_encoder", "count", "parts", "terminal")
+
+    def __init__(self, encoder: Encoder, parts: list[bytes]) -> None:
+        self._encoder = encoder
+        self.parts = parts
+        self.count = 0
+        self.terminal: Terminal | None = None
+
+    def append(self, event: Event) -> None:
+        self.count += 1
+        encoder = self._encoder
+        if type(event) is TextDelta and encoder._started and not encoder._terminated:
+            frame = encoder._fast_text(event)
+            if frame is not None:
+                if event.message_id is UNSET:
+                    encoder._text.append(event.text)
+                self.parts.append(frame)
+                return
+        elif type(event) is Terminal and self.terminal is None:
+            self.terminal = event
+        encoder._event(event, self.parts)
+
+
 class Decoder:
     """Base of every codec decoder. Subclasses implement :meth:`_decode`."""
 
@@ -277,8 +304,10 @@ class Decoder:
 
     # -- public API ---------------------------------------------------------------------
 
-    def feed(self, data: bytes) -> list[Event]:
-        out: list[Event] = []
+    def feed(self, data: bytes, into: list[Event] | None = None) -> list[Event]:
+        """Decode a chunk; the events are appended to ``into`` (anything with ``append``, such as
+        an encoder's sink) or to a new list, which is returned."""
+        out: list[Event] = [] if into is None else into
         self._out = out
         # Plain frames go straight to the codec's hot path while no carrier, held run start or
         # terminal needs the full way; that cannot change while the parser hands them over.
@@ -452,6 +481,10 @@ class Encoder:
 
     # -- public API ---------------------------------------------------------------------
 
+    def sink(self, parts: list[bytes]) -> EncodingSink:
+        """Something to decode into: each appended event is encoded at once, into ``parts``."""
+        return EncodingSink(self, parts)
+
     def encode(self, events: Iterable[Event]) -> bytes:
         """Translate a batch of events (everything one received chunk held) into one write."""
         parts: list[bytes] = []
@@ -470,6 +503,10 @@ class Encoder:
             ready = self._started and not self._terminated
         self._pieces.compact()
         return b"".join(parts)
+
+    def compact(self) -> None:
+        """Keep the collected answer text small (see :class:`TextPieces`); called per batch."""
+        self._pieces.compact()
 
     def close(self) -> bytes:
         """End of output: guarantees exactly one terminal in the stream."""

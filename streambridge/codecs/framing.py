@@ -145,17 +145,24 @@ class SSEParser:
         index = self._index
         last_id = self._id_buffer
         plain = self.on_plain
-        small = len(data) < limit  # then no block can be over the limit
-        for block in blocks:
-            if block.startswith(b"data: ") and b"\n" not in block and (small or len(block) < limit):
+        if len(data) < limit and self._all_plain(data, rest, len(blocks)):
+            # every block is one `data:` line (checked with two C-level counts per chunk)
+            for block in blocks:
                 index += 1
                 if not (plain is not None and not out and plain(block[6:])):
                     append(Frame(block[6:], "", last_id, False, index, pos))
-            else:
-                self._index = index
-                self._block_lines(block, pos, out)
-                index, last_id = self._index, self._id_buffer
-            pos += len(block) + 2
+                pos += len(block) + 2
+        else:
+            for block in blocks:
+                if block.startswith(b"data: ") and b"\n" not in block and len(block) < limit:
+                    index += 1
+                    if not (plain is not None and not out and plain(block[6:])):
+                        append(Frame(block[6:], "", last_id, False, index, pos))
+                else:
+                    self._index = index
+                    self._block_lines(block, pos, out)
+                    index, last_id = self._index, self._id_buffer
+                pos += len(block) + 2
         self._index = index
         self._last_id = last_id
         self._pos = pos
@@ -164,6 +171,15 @@ class SSEParser:
             return out + self._feed_lines(rest)
         self._buf = rest
         return out
+
+    @staticmethod
+    def _all_plain(data: bytes, rest: bytes, blocks: int) -> bool:
+        """Whether each complete block is exactly one ``data: `` line: then the complete part
+        has two line ends per block, and every block after the first follows a blank line
+        with ``data: `` (JSON text holds no raw line end, so these counts cannot be fooled)."""
+        if not blocks or data.count(b"\n") - rest.count(b"\n") != 2 * blocks:
+            return False
+        return data.startswith(b"data: ") + data.count(b"\n\ndata: ", 0, len(data) - len(rest)) == blocks
 
     def _block_lines(self, block: bytes, pos: int, out: list[Frame]) -> None:
         for line in block.split(b"\n"):

@@ -419,6 +419,7 @@ class NestEncoder(Encoder):
         self._cancelled_frame = b'{"kind":"cancelled"}'
         self._approvals: set[str] = set()  # calls that went through newer approval frames
         self._text_head = self._head + b'{"kind":"text","text":'
+        self._text_ready = False  # a plain text delta needs no step bracket first
         self._text_tail = b"}" + self._tail
 
     # -- framing helpers -----------------------------------------------------------------
@@ -443,11 +444,13 @@ class NestEncoder(Encoder):
     def _carrier_payload(self, event: Event, name: str, covers: int) -> bytes:
         return b'{"kind":' + json_encode(name) + b"," + carrier_body(event, covers) + b"}"
 
+    def _event(self, event: Event, parts: list[bytes]) -> None:
+        super()._event(event, parts)
+        self._text_ready = self._step_open and not self._tool_in_step and not self.sequence_ids
+
     def _fast_text(self, e: TextDelta) -> bytes | None:
         if (
-            self._step_open
-            and not self._tool_in_step
-            and not self.sequence_ids
+            self._text_ready
             and e.message_id is UNSET
             and not e.synthetic
             and e.part_id is UNSET

@@ -33,6 +33,8 @@ from ..events import (
     Malformed,
     RunStart,
     RunStatus,
+    StepFinish,
+    StepStart,
     Terminal,
     TextDelta,
     ToolCall,
@@ -615,13 +617,33 @@ _OUTCOMES = (ToolOutput, ToolError, ToolDenied)
 def carrier_body(event: Event, covers: int) -> bytes:
     """The shared members of a carrier: ``"covers":N,"event":{...}`` (covers left out when 0).
 
-    ``seq`` is left out: it is the source's transport cursor, not part of the event."""
+    ``seq`` is left out: it is the source's transport cursor, not part of the event. The bodies
+    of bare step brackets, the most frequent carriers, are made once."""
+    key = (type(event), event.synthetic)
+    template = _BARE_STRUCTURE.get(key)
+    if template is not None and event == template:
+        cached = _BODIES.get((*key, covers))
+        if cached is None:
+            cached = _BODIES[(*key, covers)] = _carrier_body(event, covers)
+        return cached
+    return _carrier_body(event, covers)
+
+
+def _carrier_body(event: Event, covers: int) -> bytes:
     if event.seq is not UNSET:
         event = msgspec.structs.replace(event, seq=UNSET)
     body = b'"event":' + encode_event(event)
     if covers:
         return b'"covers":' + str(covers).encode() + b"," + body
     return body
+
+
+_BARE_STRUCTURE: dict[tuple[type, bool], Event] = {
+    (StepStart, False): StepStart(),
+    (StepStart, True): StepStart(synthetic=True),
+    (StepFinish, True): StepFinish(synthetic=True),
+}
+_BODIES: dict[tuple[type, bool, int], bytes] = {}
 
 
 # -- the terminal ladder shared by every codec ---------------------------------------------

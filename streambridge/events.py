@@ -353,7 +353,3 @@ def encode_event(event: Event) -> bytes:
 def decode_event(data: bytes | str) -> Event:
     """Inverse of :func:`encode_event`; raises ``msgspec.ValidationError`` on bad input."""
     return _decoder.decode(data)
-
-
-def is_terminal(event: Event) -> bool:
-    return type(event) is Terminal

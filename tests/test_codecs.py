@@ -372,3 +372,12 @@ def test_long_answers_are_compacted_without_changing_any_output() -> None:
     done = json.loads(encode("oma", events).splitlines()[-1])["data"]
     assert done["output"] == "".join(f"b{i} " for i in range(9000))
     assert decode("oma", encode("oma", events))[-1].result is UNSET  # recognised as streambridge's own
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_a_last_line_without_newline_is_returned_by_close(codec: str) -> None:
+    decoder = codecs.get(codec).decoder("ndjson")
+    events = decoder.feed(encode(codec, [RunStart(run_id="r"), TextDelta(text="a"), TextDelta(text="b")], framing="ndjson").rsplit(b"\n", 3)[0])
+    first = [e.text for e in events if isinstance(e, TextDelta)]  # consumed before close, as a stream does
+    rest = [e.text for e in decoder.close() if isinstance(e, TextDelta)]
+    assert first + rest == ["a", "b"]

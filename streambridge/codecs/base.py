@@ -324,6 +324,7 @@ class Decoder:
 
     def close(self) -> list[Event]:
         out: list[Event] = []
+        self._parser.on_plain = None  # what remains takes the full way, into this call's list
         for frame in self._parser.close():
             self._frame(frame, out)
         self._framing_problems(out)

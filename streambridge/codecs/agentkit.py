@@ -297,7 +297,7 @@ class AgentkitDecoder(Decoder):
         if type(wire) is TextDeltaW and wire.message_id == self._primary:
             self._primary_text = True
             self._text.append(wire.text)
-            self._out.append(TextDelta(text=wire.text))
+            self._out_text(wire.text)
             return True
         if type(wire) is TurnStartW or type(wire) is TurnEndW:
             return False
@@ -444,8 +444,7 @@ class AgentkitEncoder(Encoder):
         super().__init__(framing)
         self._turn = ""
         self._primary = ""
-        self._text_head = b""  # set with the primary message id, at the run start
-        self._text_tail = b"}" + self._tail
+        self._text_tail = b"}" + self._tail  # the head is set with the primary message id
         self._provider = DEFAULT_PROVIDER
         self._model: str | UnsetType = UNSET
 
@@ -457,11 +456,9 @@ class AgentkitEncoder(Encoder):
         )
 
     def _fast_text(self, e: TextDelta) -> bytes | None:
-        if e.synthetic or e.part_id is not UNSET or e.extra is not UNSET:
-            return None
-        if e.message_id is UNSET:
-            return self._text_head + json_encode(e.text) + self._text_tail
-        mid = json_encode(e.message_id)
+        if e.message_id is UNSET or e.synthetic or e.part_id is not UNSET or e.extra is not UNSET:
+            return super()._fast_text(e)
+        mid = json_encode(e.message_id)  # another agent's message: agentkit says it natively
         return self._head + b'{"type":"text_delta","messageId":' + mid + b',"text":' + json_encode(e.text) + self._text_tail
 
     def _wire(self, w: _T, event: Event) -> bytes:

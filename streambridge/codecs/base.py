@@ -20,7 +20,7 @@ import hashlib
 import logging
 import types
 import typing
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, Literal
 
 import msgspec
@@ -261,6 +261,17 @@ class EncodingSink:
         self.count = 0
         self.terminal: Terminal | None = None
 
+    def text(self, text: str) -> None:
+        """A plain text delta of the primary message, without making the event when the
+        encoder can write it as it stands (the hot path of every translation)."""
+        encoder = self._encoder
+        if encoder._text_ready:
+            self.count += 1
+            encoder._text.append(text)
+            self.parts.append(encoder._text_head + json_encode(text) + encoder._text_tail)
+        else:
+            self.append(TextDelta(text=text))
+
     def append(self, event: Event) -> None:
         self.count += 1
         encoder = self._encoder
@@ -301,6 +312,7 @@ class Decoder:
         self._held: Event | None = None
         self._from_carrier = False
         self._out: list[Event] = []
+        self._out_text: Callable[[str], None] = lambda text: None
         self._takes = type(self)._take is not Decoder._take
         self._pieces = TextPieces(self._text)
 
@@ -311,6 +323,7 @@ class Decoder:
         an encoder's sink) or to a new list, which is returned."""
         out: list[Event] = [] if into is None else into
         self._out = out
+        self._out_text = getattr(out, "text", None) or (lambda text: out.append(TextDelta(text=text)))
         # Plain frames go straight to the codec's hot path while no carrier, held run start or
         # terminal needs the full way; that cannot change while the parser hands them over.
         hot = self._takes and not (self._covering or self._held is not None or self._terminated)
@@ -481,6 +494,10 @@ class Encoder:
         self._pieces = TextPieces(self._text)
         self._announced: set[str] = set()
         self.dropped = 0
+        #: a plain primary text delta can be written from ``_text_head`` + JSON + ``_text_tail``
+        self._text_ready = False
+        self._text_head = b""
+        self._text_tail = b""
 
     # -- public API ---------------------------------------------------------------------
 
@@ -537,8 +554,20 @@ class Encoder:
         """Write the protocol's preamble before the first event."""
 
     def _fast_text(self, event: TextDelta) -> bytes | None:
-        """The framed bytes of a plain text delta that needs nothing else; ``None`` otherwise."""
+        """The framed bytes of a text delta that needs nothing else; ``None`` otherwise."""
+        if (
+            self._text_ready
+            and event.message_id is UNSET
+            and not event.synthetic
+            and event.part_id is UNSET
+            and event.extra is UNSET
+        ):
+            return self._text_head + json_encode(event.text) + self._text_tail
         return None
+
+    def _plain_text_ok(self) -> bool:
+        """Whether the protocol's state lets a plain text delta be written as it stands."""
+        return bool(self._text_head)
 
     def _handle(self, event: Event, parts: list[bytes]) -> None:
         raise NotImplementedError
@@ -610,6 +639,7 @@ class Encoder:
             self._announced.add(event.call_id)  # type: ignore[attr-defined]
         if type(event) is Terminal:
             self._terminated = True
+        self._text_ready = not self._terminated and self._plain_text_ok()
 
 
 _OUTCOMES = (ToolOutput, ToolError, ToolDenied)

@@ -271,7 +271,7 @@ class NestDecoder(Decoder):
             return False
         if type(w) is TextW:
             self._text.append(w.text)
-            self._out.append(TextDelta(text=w.text))
+            self._out_text(w.text)
             return True
         events = self._event(w, UNSET)
         if len(events) != 1:
@@ -419,7 +419,6 @@ class NestEncoder(Encoder):
         self._cancelled_frame = b'{"kind":"cancelled"}'
         self._approvals: set[str] = set()  # calls that went through newer approval frames
         self._text_head = self._head + b'{"kind":"text","text":'
-        self._text_ready = False  # a plain text delta needs no step bracket first
         self._text_tail = b"}" + self._tail
 
     # -- framing helpers -----------------------------------------------------------------
@@ -444,20 +443,8 @@ class NestEncoder(Encoder):
     def _carrier_payload(self, event: Event, name: str, covers: int) -> bytes:
         return b'{"kind":' + json_encode(name) + b"," + carrier_body(event, covers) + b"}"
 
-    def _event(self, event: Event, parts: list[bytes]) -> None:
-        super()._event(event, parts)
-        self._text_ready = self._step_open and not self._tool_in_step and not self.sequence_ids
-
-    def _fast_text(self, e: TextDelta) -> bytes | None:
-        if (
-            self._text_ready
-            and e.message_id is UNSET
-            and not e.synthetic
-            and e.part_id is UNSET
-            and e.extra is UNSET
-        ):
-            return self._text_head + json_encode(e.text) + self._text_tail
-        return None
+    def _plain_text_ok(self) -> bool:
+        return self._step_open and not self._tool_in_step and not self.sequence_ids
 
     # -- preamble, structure -------------------------------------------------------------
 

@@ -249,7 +249,7 @@ class OmaDecoder(Decoder):
         t = type(w)
         if t is TextW:
             self._text.append(w.data)  # type: ignore[arg-type]
-            self._out.append(TextDelta(text=w.data))  # type: ignore[arg-type]
+            self._out_text(w.data)  # type: ignore[arg-type]
             return True
         if t is ReasoningW:
             event: Event = ReasoningDelta(text=w.data)  # type: ignore[arg-type]
@@ -393,11 +393,6 @@ class OmaEncoder(Encoder):
 
     def _carrier_payload(self, event: Event, name: str, covers: int) -> bytes:
         return b'{"type":' + json_encode(name) + b',"data":{' + carrier_body(event, covers) + b"}}"
-
-    def _fast_text(self, e: TextDelta) -> bytes | None:
-        if e.message_id is not UNSET or e.synthetic or e.part_id is not UNSET or e.extra is not UNSET:
-            return None
-        return self._text_head + json_encode(e.text) + self._text_tail
 
     def _write(self, kind: bytes, data: bytes, event: Event, info: bytes = b"") -> bytes:
         payload = b'{"type":"' + kind + b'","data":' + data

@@ -197,6 +197,7 @@ def _per_byte(data: bytes, scenario: str) -> list[bytes]:
 def test_output_does_not_depend_on_chunking(scenario: str, source: str, target: str) -> None:
     data = golden(scenario, source)
     whole = b"".join(translate([data], source=source, target=target))
+    assert whole == convert(source, target, data)  # the streaming path says what decode + encode says
     assert b"".join(translate(_per_byte(data, scenario), source=source, target=target)) == whole
     for seed in (1, 2):
         assert b"".join(translate(_split_random(data, seed), source=source, target=target)) == whole

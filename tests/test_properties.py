@@ -113,6 +113,7 @@ def test_random_conversations_are_chunking_invariant(events: list, source: str, 
         pieces.append(data[i : i + n])
         i, k = i + n, k + 1
     whole = b"".join(translate([data], source=source, target=target))
+    assert whole == convert(source, target, data)
     assert b"".join(translate(pieces, source=source, target=target)) == whole
 
 

@@ -36,6 +36,7 @@ class Translator:
         self.target = get(target)
         self.decoder = self.source.decoder(source_framing, strict=strict, max_event_size=max_event_size)
         self.encoder = self.target.encoder(target_framing, **encoder_options)
+        self.encoder.share_text(self.decoder)  # every event reaches it as soon as it is decoded
         self.events_in = 0
         #: the source's terminal event, once decoded (a terminal is always an input's last event)
         self.terminal: Terminal | None = None
@@ -68,6 +69,7 @@ class Translator:
             raise RuntimeError("the source framing cannot change after input was fed")
         decoder = self.decoder
         self.decoder = self.source.decoder(framing, strict=decoder.strict, max_event_size=decoder.max_event_size)
+        self.encoder.share_text(self.decoder)
 
     def abort(self, terminal: Terminal) -> bytes:
         """End the output now with this terminal (a fault the caller saw), unless one was written.
@@ -83,8 +85,7 @@ class Translator:
         self._closed = True
         parts: list[bytes] = []
         sink = self.encoder.sink(parts)
-        for event in self.decoder.close():
-            sink.append(event)
+        self.decoder.close(sink)  # type: ignore[arg-type]
         self._account(sink)
         return b"".join(parts) + self.encoder.close()
 

@@ -267,7 +267,8 @@ class EncodingSink:
         encoder = self._encoder
         if encoder._text_ready:
             self.count += 1
-            encoder._text.append(text)
+            if encoder._own_text:
+                encoder._text.append(text)
             self.parts.append(encoder._text_head + json_encode(text) + encoder._text_tail)
         else:
             self.append(TextDelta(text=text))
@@ -278,7 +279,7 @@ class EncodingSink:
         if type(event) is TextDelta and encoder._started and not encoder._terminated:
             frame = encoder._fast_text(event)
             if frame is not None:
-                if event.message_id is UNSET:
+                if event.message_id is UNSET and encoder._own_text:
                     encoder._text.append(event.text)
                 self.parts.append(frame)
                 return
@@ -335,8 +336,9 @@ class Decoder:
         self._pieces.compact()
         return out
 
-    def close(self) -> list[Event]:
-        out: list[Event] = []
+    def close(self, into: list[Event] | None = None) -> list[Event]:
+        """End of input: the rest, ending with a terminal (appended to ``into`` as in :meth:`feed`)."""
+        out: list[Event] = [] if into is None else into
         self._parser.on_plain = None  # what remains takes the full way, into this call's list
         for frame in self._parser.close():
             self._frame(frame, out)
@@ -492,6 +494,7 @@ class Encoder:
         self._first: Event | None = None
         self._text: list[str] = []
         self._pieces = TextPieces(self._text)
+        self._own_text = True
         self._announced: set[str] = set()
         self.dropped = 0
         #: a plain primary text delta can be written from ``_text_head`` + JSON + ``_text_tail``
@@ -515,7 +518,7 @@ class Encoder:
             if ready and type(event) is TextDelta:
                 frame = fast(event)  # type: ignore[arg-type]
                 if frame is not None:
-                    if event.message_id is UNSET:
+                    if event.message_id is UNSET and self._own_text:
                         text.append(event.text)
                     parts.append(frame)
                     continue
@@ -527,6 +530,13 @@ class Encoder:
     def compact(self) -> None:
         """Keep the collected answer text small (see :class:`TextPieces`); called per batch."""
         self._pieces.compact()
+
+    def share_text(self, decoder: Decoder) -> None:
+        """Use the decoder's collected text instead of collecting it again: valid only when
+        every event reaches this encoder as soon as the decoder has it (a Translator's sink)."""
+        self._text = decoder._text
+        self._pieces = decoder._pieces
+        self._own_text = False
 
     def close(self) -> bytes:
         """End of output: guarantees exactly one terminal in the stream."""
@@ -626,7 +636,8 @@ class Encoder:
             self._first = event
             self._begin(event, parts)
         if type(event) is TextDelta and event.message_id is UNSET:
-            self._text.append(event.text)
+            if self._own_text:
+                self._text.append(event.text)
         elif type(event) is Terminal and event.text is UNSET and event.message_id is UNSET:
             event = msgspec.structs.replace(event, text=self._assembled())  # as every decoder fills it
         elif type(event) in _OUTCOMES:

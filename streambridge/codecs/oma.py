@@ -391,6 +391,10 @@ class OmaEncoder(Encoder):
         self._text_head = self._head + b'{"type":"text","data":'
         self._text_tail = b"}" + self._tail
 
+    def share_text(self, decoder: Decoder) -> None:
+        super().share_text(decoder)
+        self._ledger = RunLedger(self._pieces)
+
     def _carrier_payload(self, event: Event, name: str, covers: int) -> bytes:
         return b'{"type":' + json_encode(name) + b',"data":{' + carrier_body(event, covers) + b"}}"
 

@@ -288,17 +288,17 @@ class AgentkitDecoder(Decoder):
         return UNSET if message_id == self._primary else message_id
 
     def _take(self, payload: bytes) -> bool:
-        if not payload.isascii():
-            return False
         try:
             wire = _frame_decoder.decode(payload)
         except (msgspec.ValidationError, msgspec.DecodeError):
             return False
-        if type(wire) is TextDeltaW and wire.message_id == self._primary:
+        if type(wire) is TextDeltaW and wire.message_id == self._primary:  # UTF-8 checked by msgspec
             self._primary_text = True
             self._text.append(wire.text)
             self._out_text(wire.text)
             return True
+        if not payload.isascii():
+            return False  # raw JSON members are not UTF-8-checked by msgspec: the full way does it
         if type(wire) is TurnStartW or type(wire) is TurnEndW:
             return False
         event = self._event(wire, UNSET)[0]

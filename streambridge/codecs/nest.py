@@ -263,16 +263,17 @@ class NestDecoder(Decoder):
         self._cancelled = False
 
     def _take(self, payload: bytes) -> bool:
-        if not payload.isascii():
-            return False
         try:  # a data frame of a known kind with no unknown fields
             w = _frame_decoder.decode(payload)
         except (msgspec.ValidationError, msgspec.DecodeError):
             return False
-        if type(w) is TextW:
-            self._text.append(w.text)
-            self._out_text(w.text)
+        if type(w) is TextW:  # msgspec has checked its UTF-8
+            text = w.text
+            self._text.append(text)
+            self._out_text(text)
             return True
+        if not payload.isascii():
+            return False  # raw JSON members are not UTF-8-checked by msgspec: the full way does it
         events = self._event(w, UNSET)
         if len(events) != 1:
             return False

@@ -240,17 +240,17 @@ class OmaDecoder(Decoder):
             self._ledger.see(event)
 
     def _take(self, payload: bytes) -> bool:
-        if not payload.isascii():
-            return False
         try:
             w = _hot_decoder.decode(payload)
         except (msgspec.ValidationError, msgspec.DecodeError):
             return False
         t = type(w)
-        if t is TextW:
+        if t is TextW:  # msgspec has checked its UTF-8
             self._text.append(w.data)  # type: ignore[arg-type]
             self._out_text(w.data)  # type: ignore[arg-type]
             return True
+        if not payload.isascii():
+            return False  # raw JSON members are not UTF-8-checked by msgspec: the full way does it
         if t is ReasoningW:
             event: Event = ReasoningDelta(text=w.data)  # type: ignore[arg-type]
         elif t is ToolUseW:

@@ -428,12 +428,10 @@ class NestEncoder(Encoder):
         """With ``sequence_ids``, event frames are numbered by their 1-based position in this
         output (the newer nest rule): cursors live in the output's index space, so a replay of
         the same input gets the same ids. ``meta``, ``done`` and ``error`` never get one."""
-        if name:
-            return self._frame(payload, name)
-        if self.sequence_ids:
+        if self.sequence_ids and not name:
             self._seq += 1
             return self._frame(payload, "", str(self._seq))
-        return self._frame(payload)
+        return super()._emit(payload, name, event)
 
     def _wire(self, w: _K, event: Event) -> bytes:
         payload = _encode(w)

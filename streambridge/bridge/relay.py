@@ -421,21 +421,9 @@ class Relay:
                 return None
             if self._stop is not None:
                 return self._stop
-            self._reading = True
-            try:
-                chunk = await upstream.read()
-            except asyncio.CancelledError:
-                if self._stop is not None and self._task is not None and self._task.uncancel() == 0:
-                    return self._stop
-                raise
-            except Exception as exc:
-                fault = upstream.fault(exc)
-                if fault is None:
-                    raise
-                self._fault = fault
-                return self._stop or fault.code
-            finally:
-                self._reading = False
+            chunk = await self._upstream_call(upstream.read)
+            if isinstance(chunk, str):
+                return chunk
         return None
 
     def _first_chunk(self) -> None:

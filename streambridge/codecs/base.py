@@ -511,19 +511,9 @@ class Encoder:
     def encode(self, events: Iterable[Event]) -> bytes:
         """Translate a batch of events (everything one received chunk held) into one write."""
         parts: list[bytes] = []
-        fast = self._fast_text
-        text = self._text
-        ready = self._started and not self._terminated
+        append = self.sink(parts).append
         for event in events:
-            if ready and type(event) is TextDelta:
-                frame = fast(event)  # type: ignore[arg-type]
-                if frame is not None:
-                    if event.message_id is UNSET and self._own_text:
-                        text.append(event.text)
-                    parts.append(frame)
-                    continue
-            self._event(event, parts)
-            ready = self._started and not self._terminated
+            append(event)
         self._pieces.compact()
         return b"".join(parts)
 

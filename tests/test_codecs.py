@@ -6,7 +6,7 @@ import json
 import logging
 
 import pytest
-from msgspec import UNSET
+from msgspec import UNSET, Raw
 
 from streambridge import StreamError, Translator, codecs, translate
 from streambridge.events import DataPart, Failure, Malformed, RunStart, Terminal, TextDelta, ToolCall, ToolOutput
@@ -372,6 +372,49 @@ def test_long_answers_are_compacted_without_changing_any_output() -> None:
     done = json.loads(encode("oma", events).splitlines()[-1])["data"]
     assert done["output"] == "".join(f"b{i} " for i in range(9000))
     assert decode("oma", encode("oma", events))[-1].result is UNSET  # recognised as streambridge's own
+
+
+class _TextRuns(list):
+    """A decoder target that records the text runs the hot path hands over."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runs: list[list[str]] = []
+
+    def texts(self, texts: list[str]) -> None:
+        self.runs.append(list(texts))
+        self.extend(TextDelta(text=t) for t in texts)
+
+
+@pytest.mark.parametrize("framing", ["sse", "ndjson"])
+@pytest.mark.parametrize("codec", CODECS)
+def test_text_runs_reach_the_output_in_one_call_and_stop_at_other_frames(codec: str, framing: str) -> None:
+    a_run, b_run = [f"a{i}" for i in range(5)], [f"b{i}" for i in range(3)]
+    tag = b"kind" if codec == "nest" else b"type"
+    data = encode(
+        codec,
+        [
+            RunStart(run_id="r"),
+            *(TextDelta(text=t) for t in a_run),
+            ToolCall(call_id="c", name="n", input=Raw(b"{}")),
+            DataPart(name="future-kind", origin=codec, data=b'{"%s":"future-kind","x":1}' % tag),  # type: ignore[arg-type]
+            *(TextDelta(text=t) for t in b_run),
+        ],
+        framing=framing,
+    )
+    end = b"\n\n" if framing == "sse" else b"\n"
+    frames = [f + end for f in data.split(end) if f]
+    # the preamble and the first text frame go the full way (a run start is held until the
+    # frame after it, which may be a carrier amending it); the rest is one chunk
+    split = next(i for i, f in enumerate(frames) if b'"a0"' in f) + 1
+    decoder = codecs.get(codec).decoder(framing)  # type: ignore[arg-type]
+    for frame in frames[:split]:
+        decoder.feed(frame)
+    out = _TextRuns()
+    decoder.feed(b"".join(frames[split:]), out)
+    assert a_run[1:] in out.runs  # one call for the whole run
+    assert [e.text for e in out if isinstance(e, TextDelta)] == a_run[1:] + b_run
+    assert any(isinstance(e, DataPart) and e.name == "future-kind" for e in out)
 
 
 @pytest.mark.parametrize("codec", CODECS)

@@ -14,6 +14,7 @@ import pytest
 from msgspec import Raw
 
 from streambridge import translate
+from streambridge.codecs import get
 from streambridge.codecs.base import TRUNCATED_CODE
 from streambridge.events import (
     Event,
@@ -191,6 +192,31 @@ def _per_byte(data: bytes, scenario: str) -> list[bytes]:
     # per-byte feeding of 2.4 MB through every pair would dominate the suite's run time.
     step = 7 if scenario == "large-tool-output" else 1
     return [data[i : i + step] for i in range(0, len(data), step)]
+
+
+def _first_frame_apart(data: bytes, framing: str) -> list[bytes]:
+    """The first frame, then the rest in one chunk: the rest then reaches the decoder's hot
+    path as long runs of plain frames (the first frame of a stream is seldom plain)."""
+    end = data.index(b"\n\n" if framing == "sse" else b"\n") + (2 if framing == "sse" else 1)
+    return [data[:end], data[end:]]
+
+
+@pytest.mark.parametrize("framing", ["sse", "ndjson"])
+@pytest.mark.parametrize("codec", CODECS)
+def test_the_hot_path_decodes_what_the_full_path_decodes(scenario: str, codec: str, framing: str) -> None:
+    data = encode(codec, decode(codec, golden(scenario, codec)), framing=framing)
+    full = get(codec).decoder(framing)  # type: ignore[arg-type]
+    full._hot_decoder = None  # every frame the full way
+    expected = full.feed(data) + full.close()
+    hot = get(codec).decoder(framing)  # type: ignore[arg-type]
+    events: list[Event] = []
+    for chunk in _first_frame_apart(data, framing):
+        hot.feed(chunk, events)
+    assert canonical(hot.close(events)) == canonical(expected)
+    pieces = _first_frame_apart(data, framing)
+    for target in CODECS:  # and a translation's text runs write what event-by-event encoding writes
+        translated = b"".join(translate(pieces, source=codec, target=target, source_framing=framing))
+        assert translated == encode(target, expected)
 
 
 @pytest.mark.parametrize(("source", "target"), ALL_PAIRS)

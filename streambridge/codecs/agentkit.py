@@ -263,6 +263,7 @@ def _usage_out(u: Usage | UnsetType) -> tuple[AgentUsage | UnsetType, bool]:
     )
 
 
+_NO_PRIMARY = object()  # no text is primary before the primary message is known
 _APPROVAL_KIND = {True: "action", False: "read"}
 _KIND_APPROVAL = {"action": True, "read": False}
 
@@ -287,16 +288,17 @@ class AgentkitDecoder(Decoder):
             self._primary = message_id
         return UNSET if message_id == self._primary else message_id
 
-    def _take(self, payload: bytes) -> bool:
-        try:
-            wire = _frame_decoder.decode(payload)
-        except (msgspec.ValidationError, msgspec.DecodeError):
-            return False
-        if type(wire) is TextDeltaW and wire.message_id == self._primary:  # UTF-8 checked by msgspec
-            self._primary_text = True
-            self._text.append(wire.text)
-            self._out_text(wire.text)
-            return True
+    _hot_decoder = _frame_decoder
+    _hot_text = TextDeltaW
+
+    def _text_owner(self) -> object:
+        return self._primary if self._primary is not None else _NO_PRIMARY
+
+    def _take_texts(self, texts: list[str]) -> None:
+        self._primary_text = True
+        super()._take_texts(texts)
+
+    def _take_wire(self, wire: _T, payload: bytes) -> bool:
         if not payload.isascii():
             return False  # raw JSON members are not UTF-8-checked by msgspec: the full way does it
         if type(wire) is TurnStartW or type(wire) is TurnEndW:

@@ -20,7 +20,7 @@ import hashlib
 import logging
 import types
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar, Literal
 
 import msgspec
@@ -249,6 +249,11 @@ class TextPieces:
         return "".join(self.pieces)
 
 
+def _append_texts(out: list[Event], texts: list[str]) -> None:
+    for text in texts:
+        out.append(TextDelta(text=text))
+
+
 class EncodingSink:
     """A list-like target for a decoder that encodes every event as it is appended, so a
     translation needs no intermediate event list (the decoder appends, the encoder writes)."""
@@ -261,17 +266,20 @@ class EncodingSink:
         self.count = 0
         self.terminal: Terminal | None = None
 
-    def text(self, text: str) -> None:
-        """A plain text delta of the primary message, without making the event when the
-        encoder can write it as it stands (the hot path of every translation)."""
+    def texts(self, texts: list[str]) -> None:
+        """Plain text deltas of the primary message, written without making events when the
+        encoder can write them as they stand (the hot path of every translation)."""
         encoder = self._encoder
-        if encoder._text_ready:
-            self.count += 1
-            if encoder._own_text:
-                encoder._text.append(text)
-            self.parts.append(encoder._text_head + json_encode(text) + encoder._text_tail)
-        else:
-            self.append(TextDelta(text=text))
+        if not encoder._text_ready:
+            for text in texts:
+                self.append(TextDelta(text=text))
+            return
+        # writing plain text changes no encoder state, so the whole run is one join
+        self.count += len(texts)
+        if encoder._own_text:
+            encoder._text.extend(texts)
+        head, tail = encoder._text_head, encoder._text_tail
+        self.parts.append(head + (tail + head).join(map(json_encode, texts)) + tail)
 
     def append(self, event: Event) -> None:
         self.count += 1
@@ -313,8 +321,7 @@ class Decoder:
         self._held: Event | None = None
         self._from_carrier = False
         self._out: list[Event] = []
-        self._out_text: Callable[[str], None] = lambda text: None
-        self._takes = type(self)._take is not Decoder._take
+        self._out_texts: Callable[[list[str]], None] = lambda texts: None
         self._pieces = TextPieces(self._text)
 
     # -- public API ---------------------------------------------------------------------
@@ -324,11 +331,11 @@ class Decoder:
         an encoder's sink) or to a new list, which is returned."""
         out: list[Event] = [] if into is None else into
         self._out = out
-        self._out_text = getattr(out, "text", None) or (lambda text: out.append(TextDelta(text=text)))
+        self._out_texts = getattr(out, "texts", None) or functools.partial(_append_texts, out)
         # Plain frames go straight to the codec's hot path while no carrier, held run start or
         # terminal needs the full way; that cannot change while the parser hands them over.
-        hot = self._takes and not (self._covering or self._held is not None or self._terminated)
-        self._parser.on_plain = self._take if hot else None
+        hot = self._hot_decoder is not None and not (self._covering or self._held is not None or self._terminated)
+        self._parser.on_plain = self._take_run if hot else None
         for frame in self._parser.feed(data):
             self._frame(frame, out)
         if self._parser.problems:
@@ -372,13 +379,57 @@ class Decoder:
     def _decode(self, frame: Frame) -> list[Event]:
         raise NotImplementedError
 
-    def _take(self, payload: bytes) -> bool:
-        """The hot path: append the event of a plain, valid frame of a known kind to ``_out``
-        (and primary text to ``_text``); ``False`` sends the frame the full way instead.
+    #: the hot path's decoder of plain frames of known kinds, and its primary-text wire type
+    #: (whose ``text`` is the delta): None where a codec has no hot path
+    _hot_decoder: ClassVar[msgspec.json.Decoder | None] = None
+    _hot_text: ClassVar[type] = type(None)
+
+    def _take_wire(self, wire: Any, payload: bytes) -> bool:
+        """The hot path for one decoded frame that is not primary text: append its event to
+        ``_out`` and return True, or return False to send the frame the full way instead.
 
         It must not take run starts, terminals or carriers (those need the full way), and what
         it changes before declining must be safe to change again on the full way."""
         return False
+
+    def _text_owner(self) -> object:
+        """The message id a text wire must carry to be primary text; None when every text
+        wire of the protocol is."""
+        return None
+
+    def _take_run(self, blocks: Sequence[bytes], skip: int) -> int:
+        """The parser's hot path (see ``SSEParser.on_plain``): decode plain frames in order and
+        hand runs of primary text to the output in one call, which an encoding sink writes
+        without making an event per delta (text is nearly every frame of a real stream)."""
+        decode = self._hot_decoder.decode  # type: ignore[union-attr]
+        text_type = self._hot_text
+        owner = self._text_owner()
+        texts: list[str] = []
+        for index, block in enumerate(blocks):
+            payload = block[skip:]
+            try:
+                wire = decode(payload)
+            except (msgspec.ValidationError, msgspec.DecodeError):
+                return self._end_run(texts, index)
+            if type(wire) is text_type and (owner is None or wire.message_id == owner):
+                texts.append(wire.text)  # msgspec has checked its UTF-8
+                continue
+            if texts:
+                self._take_texts(texts)
+                texts = []
+            if not self._take_wire(wire, payload):
+                return self._end_run(texts, index)
+            owner = self._text_owner()
+        return self._end_run(texts, len(blocks))
+
+    def _end_run(self, texts: list[str], taken: int) -> int:
+        if texts:
+            self._take_texts(texts)
+        return taken
+
+    def _take_texts(self, texts: list[str]) -> None:
+        self._text.extend(texts)
+        self._out_texts(texts)
 
 
 

@@ -10,7 +10,7 @@ silently discarding it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from msgspec import Struct
@@ -29,6 +29,8 @@ __all__ = [
 Framing = Literal["sse", "ndjson"]
 DEFAULT_MAX_EVENT_SIZE = 16 * 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
+#: a codec's hot path: ``(blocks, skip)`` → how many payloads (``block[skip:]``) it took
+PlainConsumer = Callable[[Sequence[bytes], int], int]
 
 
 class Frame(Struct, gc=False):
@@ -88,10 +90,11 @@ class SSEParser:
         self._index = 0
         self._pending: list[bytes] = []
         self._pending_size = 0
-        #: optional hot-path consumer of one-line ``data:`` payloads; returns True when it took
-        #: the payload. Called only while no other frame of the same feed is pending, so
-        #: order is kept.
-        self.on_plain: Callable[[bytes], bool] | None = None
+        #: optional hot-path consumer of one-line ``data:`` events: ``on_plain(blocks, skip)``
+        #: takes payloads (each ``block[skip:]``) from the front, in order, and returns how many
+        #: it took; the rest become frames. Called only while no other frame of the same feed
+        #: is pending, so order is kept.
+        self.on_plain: PlainConsumer | None = None
 
     def feed(self, chunk: bytes) -> list[Frame]:
         if not self._started:
@@ -145,24 +148,29 @@ class SSEParser:
         index = self._index
         last_id = self._id_buffer
         plain = self.on_plain
-        if len(data) < limit and self._all_plain(data, rest, len(blocks)):
-            # every block is one `data:` line (checked with two C-level counts per chunk)
-            for block in blocks:
+        if plain is not None:
+            # the leading one-line `data:` events go to the hot path as one run
+            if len(data) < limit and self._all_plain(data, rest, len(blocks)):
+                offered = len(blocks)  # checked with two C-level counts per chunk
+            else:
+                offered = self._plain_prefix(blocks)
+            taken = plain(blocks if offered == len(blocks) else blocks[:offered], 6) if offered else 0
+            if taken:
+                index += taken
+                pos += len(data) - len(rest) if taken == len(blocks) else _span(blocks, taken, 2)
+                blocks = blocks[taken:]
+            if taken < offered:
+                plain = None  # it declined one: what follows must wait for that frame
+        for block in blocks:
+            if block.startswith(b"data: ") and b"\n" not in block and len(block) < limit:
                 index += 1
-                if not (plain is not None and not out and plain(block[6:])):
+                if not (plain is not None and not out and plain((block,), 6)):
                     append(Frame(block[6:], "", last_id, False, index, pos))
-                pos += len(block) + 2
-        else:
-            for block in blocks:
-                if block.startswith(b"data: ") and b"\n" not in block and len(block) < limit:
-                    index += 1
-                    if not (plain is not None and not out and plain(block[6:])):
-                        append(Frame(block[6:], "", last_id, False, index, pos))
-                else:
-                    self._index = index
-                    self._block_lines(block, pos, out)
-                    index, last_id = self._index, self._id_buffer
-                pos += len(block) + 2
+            else:
+                self._index = index
+                self._block_lines(block, pos, out)
+                index, last_id = self._index, self._id_buffer
+            pos += len(block) + 2
         self._index = index
         self._last_id = last_id
         self._pos = pos
@@ -171,6 +179,14 @@ class SSEParser:
             return out + self._feed_lines(rest)
         self._buf = rest
         return out
+
+    def _plain_prefix(self, blocks: list[bytes]) -> int:
+        """How many leading blocks are one ``data:`` line under the size limit."""
+        limit = self.max_event_size
+        for count, block in enumerate(blocks):
+            if not (block.startswith(b"data: ") and b"\n" not in block and len(block) < limit):
+                return count
+        return len(blocks)
 
     @staticmethod
     def _all_plain(data: bytes, rest: bytes, blocks: int) -> bool:
@@ -336,7 +352,7 @@ class NDJSONParser:
         self._discarding = False
         self._pending: list[bytes] = []
         self._pending_size = 0
-        self.on_plain: Callable[[bytes], bool] | None = None  # as SSEParser.on_plain
+        self.on_plain: PlainConsumer | None = None  # as SSEParser.on_plain
 
     def feed(self, chunk: bytes) -> list[Frame]:
         if b"\n" not in chunk:
@@ -347,7 +363,9 @@ class NDJSONParser:
         else:
             data = self._buf + chunk if self._buf else chunk
         out: list[Frame] = []
-        start = 0
+        start, offer = 0, self.on_plain is not None
+        if offer and not self._discarding:
+            start, offer = self._take_plain(data)
         find = data.find
         while True:
             end = find(b"\n", start)
@@ -356,13 +374,28 @@ class NDJSONParser:
             if self._discarding:
                 self._discarding = False
             else:
-                self._line(data[start:end], self._pos + start, out)
+                self._line(data[start:end], self._pos + start, out, offer)
             start = end + 1
         self._pos += start
         self._buf = data[start:]
         if len(self._buf) > self.max_event_size:
             self._oversize()
         return out
+
+    def _take_plain(self, data: bytes) -> tuple[int, bool]:
+        """Offer the chunk's complete lines to ``on_plain``: the offset after those it took, and
+        whether the lines after it may still be offered (not once it declined one).
+
+        Only when no line can be over the limit: an oversize line must be reported instead."""
+        if len(data) >= self.max_event_size:
+            return 0, True
+        lines = data.split(b"\n")
+        rest = lines.pop()
+        taken = self.on_plain(lines, 0)  # type: ignore[misc]
+        self._index += taken
+        if taken == len(lines):
+            return len(data) - len(rest), True
+        return _span(lines, taken, 1), False
 
     def _hold(self, chunk: bytes) -> list[Frame]:
         if self._discarding:
@@ -395,16 +428,21 @@ class NDJSONParser:
         self._buf = b""
         return out
 
-    def _line(self, line: bytes, offset: int, out: list[Frame]) -> None:
+    def _line(self, line: bytes, offset: int, out: list[Frame], offer: bool = False) -> None:
         if line.endswith(b"\r"):
             line = line[:-1]
         if not line.strip():
             return
         self._index += 1
         plain = self.on_plain
-        if plain is not None and not out and plain(line):
+        if offer and plain is not None and not out and plain((line,), 0):
             return
         out.append(Frame(line, "", "", False, self._index, offset))
+
+
+def _span(pieces: list[bytes], count: int, separator: int) -> int:
+    """Bytes taken by the first ``count`` pieces of a split, each with its separator."""
+    return sum(map(len, pieces[:count])) + separator * count
 
 
 def make_parser(framing: Framing, max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> SSEParser | NDJSONParser:

@@ -262,16 +262,10 @@ class NestDecoder(Decoder):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self._cancelled = False
 
-    def _take(self, payload: bytes) -> bool:
-        try:  # a data frame of a known kind with no unknown fields
-            w = _frame_decoder.decode(payload)
-        except (msgspec.ValidationError, msgspec.DecodeError):
-            return False
-        if type(w) is TextW:  # msgspec has checked its UTF-8
-            text = w.text
-            self._text.append(text)
-            self._out_text(text)
-            return True
+    _hot_decoder = _frame_decoder  # a data frame of a known kind with no unknown fields
+    _hot_text = TextW
+
+    def _take_wire(self, w: _K, payload: bytes) -> bool:
         if not payload.isascii():
             return False  # raw JSON members are not UTF-8-checked by msgspec: the full way does it
         events = self._event(w, UNSET)

@@ -81,7 +81,7 @@ class _Hot(Struct, tag_field="type", **_W):
 
 
 class TextW(_Hot, tag="text"):
-    data: str
+    text: str = msgspec.field(name="data")
 
 
 class ReasoningW(_Hot, tag="reasoning"):
@@ -132,7 +132,7 @@ class _ErrorInfo(Struct):
 
 
 _event_decoder = msgspec.json.Decoder(OmaEventW)
-_hot_decoder = msgspec.json.Decoder(TextW | ReasoningW | ToolUseW | ToolResultW)
+_plain_decoder = msgspec.json.Decoder(TextW | ReasoningW | ToolUseW | ToolResultW)
 _tool_use_decoder = msgspec.json.Decoder(ToolUseBlock)
 _tool_result_decoder = msgspec.json.Decoder(ToolResultBlock)
 _probe_decoder = msgspec.json.Decoder(_LayerProbe)
@@ -239,16 +239,11 @@ class OmaDecoder(Decoder):
         if type(event) is not Terminal and type(event) is not TextDelta:
             self._ledger.see(event)
 
-    def _take(self, payload: bytes) -> bool:
-        try:
-            w = _hot_decoder.decode(payload)
-        except (msgspec.ValidationError, msgspec.DecodeError):
-            return False
+    _hot_decoder = _plain_decoder
+    _hot_text = TextW
+
+    def _take_wire(self, w: ReasoningW | ToolUseW | ToolResultW, payload: bytes) -> bool:
         t = type(w)
-        if t is TextW:  # msgspec has checked its UTF-8
-            self._text.append(w.data)  # type: ignore[arg-type]
-            self._out_text(w.data)  # type: ignore[arg-type]
-            return True
         if not payload.isascii():
             return False  # raw JSON members are not UTF-8-checked by msgspec: the full way does it
         if t is ReasoningW:

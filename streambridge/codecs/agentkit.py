@@ -48,7 +48,6 @@ from .base import (
     Encoder,
     FrameProblem,
     canonical_failure,
-    carrier_body,
     decode_envelope,
     decode_known,
     default_failure,
@@ -450,12 +449,9 @@ class AgentkitEncoder(Encoder):
         self._provider = DEFAULT_PROVIDER
         self._model: str | UnsetType = UNSET
 
-    def _carrier_payload(self, event: Event, name: str, covers: int) -> bytes:
+    def _carrier_payload(self, event: Event, name: bytes, body: bytes) -> bytes:
         mid = event.message_id if event.message_id is not UNSET else self._primary
-        return (
-            b'{"type":' + json_encode(name) + b',"messageId":' + json_encode(mid) + b","
-            + carrier_body(event, covers) + b"}"
-        )
+        return b'{"type":' + name + b',"messageId":' + json_encode(mid) + b"," + body + b"}"
 
     def _fast_text(self, e: TextDelta) -> bytes | None:
         if e.message_id is UNSET or e.synthetic or e.part_id is not UNSET or e.extra is not UNSET:

@@ -27,6 +27,7 @@ import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from ..events import (
+    EVENT_TYPES,
     DataPart,
     Event,
     Failure,
@@ -94,6 +95,7 @@ class _Carrier(msgspec.Struct):
 _carrier_decoder = msgspec.json.Decoder(_Carrier)
 _envelope_decoder = msgspec.json.Decoder(dict[str, Raw])
 _str_decoder = msgspec.json.Decoder(str)
+_NOT_STRING_STARTS = frozenset(b"{[-0123456789tfn")
 json_encode = msgspec.json.Encoder().encode
 
 
@@ -109,6 +111,9 @@ def raw_str(raw: Raw | None) -> str | None:
     """A raw JSON member as a Python string, or None when it is no JSON string."""
     if raw is None:
         return None
+    view = memoryview(raw)
+    if view and view[0] in _NOT_STRING_STARTS:
+        return None  # an object, array, number or literal: no need to raise and catch
     try:
         return _str_decoder.decode(raw)
     except (msgspec.DecodeError, msgspec.ValidationError):
@@ -547,6 +552,7 @@ class Encoder:
         self._pieces = TextPieces(self._text)
         self._own_text = True
         self._announced: set[str] = set()
+        self._bare_carriers: dict[tuple[type, bool, int], bytes] = {}
         self.dropped = 0
         #: a plain primary text delta can be written from ``_text_head`` + JSON + ``_text_tail``
         self._text_ready = False
@@ -623,7 +629,9 @@ class Encoder:
     def _handle(self, event: Event, parts: list[bytes]) -> None:
         raise NotImplementedError
 
-    def _carrier_payload(self, event: Event, name: str, covers: int) -> bytes:
+    def _carrier_payload(self, event: Event, name: bytes, body: bytes) -> bytes:
+        """The protocol's data part around a carrier's ``name`` (JSON) and ``body`` (the
+        members from :func:`carrier_body`)."""
         raise NotImplementedError
 
     def _put(self, parts: list[bytes], event: Event, payloads: list[Payload], native: bool) -> None:
@@ -650,8 +658,17 @@ class Encoder:
         return self._frame(payload, name)
 
     def _carry(self, event: Event, covers: int = 0) -> bytes:
-        name = event.name if type(event) is DataPart and event.name else event.__struct_config__.tag  # type: ignore[attr-defined]
-        return self._emit(self._carrier_payload(event, f"data-{name}", covers), "", None)
+        """The framed carrier of an event. Those of bare step brackets, the most frequent
+        carriers, are made once per encoder."""
+        template = _BARE_STRUCTURE.get((type(event), event.synthetic))
+        if template is None or event != template:
+            return self._emit(self._carrier_payload(event, _carrier_name(event), carrier_body(event, covers)), "", None)
+        key = (type(event), event.synthetic, covers)
+        payload = self._bare_carriers.get(key)
+        if payload is None:
+            payload = self._carrier_payload(event, _carrier_name(event), carrier_body(event, covers))
+            self._bare_carriers[key] = payload
+        return self._emit(payload, "", None)
 
     def _announce(self, call_id: str, parts: list[bytes]) -> None:
         """Every protocol needs a tool call announced before its outcome: invent one if missing."""
@@ -676,43 +693,38 @@ class Encoder:
             self._started = True
             self._first = event
             self._begin(event, parts)
-        if type(event) is TextDelta and event.message_id is UNSET:
-            if self._own_text:
-                self._text.append(event.text)
-        elif type(event) is Terminal and event.text is UNSET and event.message_id is UNSET:
-            event = msgspec.structs.replace(event, text=self._assembled())  # as every decoder fills it
-        elif type(event) in _OUTCOMES:
-            self._announce(event.call_id, parts)  # type: ignore[attr-defined]
-        elif type(event) is ToolInputDelta and event.call_id not in self._announced:
-            self._announced.add(event.call_id)
-            self._handle(ToolInputStart(call_id=event.call_id, name="unknown", synthetic=True), parts)
+        t = type(event)
+        if t in _NEEDS_CARE:
+            if t is TextDelta:
+                if event.message_id is UNSET and self._own_text:
+                    self._text.append(event.text)  # type: ignore[attr-defined]
+            elif t is Terminal:
+                if event.text is UNSET and event.message_id is UNSET:  # type: ignore[attr-defined]
+                    event = msgspec.structs.replace(event, text=self._assembled())  # as every decoder fills it
+            elif t is ToolInputDelta:
+                if event.call_id not in self._announced:  # type: ignore[attr-defined]
+                    self._announced.add(event.call_id)  # type: ignore[attr-defined]
+                    self._handle(ToolInputStart(call_id=event.call_id, name="unknown", synthetic=True), parts)  # type: ignore[attr-defined]
+            else:  # a tool outcome
+                self._announce(event.call_id, parts)  # type: ignore[attr-defined]
         self._handle(event, parts)
-        if type(event) is ToolCall or type(event) is ToolInputStart:
+        if t is ToolCall or t is ToolInputStart:
             self._announced.add(event.call_id)  # type: ignore[attr-defined]
-        if type(event) is Terminal:
+        elif t is Terminal:
             self._terminated = True
-        self._text_ready = not self._terminated and self._plain_text_ok()
+            self._text_ready = False
+            return
+        self._text_ready = self._plain_text_ok()
 
 
-_OUTCOMES = (ToolOutput, ToolError, ToolDenied)
+#: the events ``_event`` does something for before the codec sees them
+_NEEDS_CARE = frozenset((TextDelta, Terminal, ToolInputDelta, ToolOutput, ToolError, ToolDenied))
 
 
 def carrier_body(event: Event, covers: int) -> bytes:
     """The shared members of a carrier: ``"covers":N,"event":{...}`` (covers left out when 0).
 
-    ``seq`` is left out: it is the source's transport cursor, not part of the event. The bodies
-    of bare step brackets, the most frequent carriers, are made once."""
-    key = (type(event), event.synthetic)
-    template = _BARE_STRUCTURE.get(key)
-    if template is not None and event == template:
-        cached = _BODIES.get((*key, covers))
-        if cached is None:
-            cached = _BODIES[(*key, covers)] = _carrier_body(event, covers)
-        return cached
-    return _carrier_body(event, covers)
-
-
-def _carrier_body(event: Event, covers: int) -> bytes:
+    ``seq`` is left out: it is the source's transport cursor, not part of the event."""
     if event.seq is not UNSET:
         event = msgspec.structs.replace(event, seq=UNSET)
     body = b'"event":' + encode_event(event)
@@ -721,12 +733,19 @@ def _carrier_body(event: Event, covers: int) -> bytes:
     return body
 
 
+def _carrier_name(event: Event) -> bytes:
+    """``"data-<name>"`` as JSON: the data part's own name, or the event's type."""
+    if type(event) is DataPart and event.name:
+        return json_encode("data-" + event.name)
+    return _CARRIER_NAMES[type(event)]
+
+
+_CARRIER_NAMES: dict[type, bytes] = {cls: json_encode("data-" + tag) for tag, cls in EVENT_TYPES.items()}
 _BARE_STRUCTURE: dict[tuple[type, bool], Event] = {
     (StepStart, False): StepStart(),
     (StepStart, True): StepStart(synthetic=True),
     (StepFinish, True): StepFinish(synthetic=True),
 }
-_BODIES: dict[tuple[type, bool, int], bytes] = {}
 
 
 # -- the terminal ladder shared by every codec ---------------------------------------------

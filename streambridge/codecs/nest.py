@@ -47,10 +47,8 @@ from .base import (
     FrameProblem,
     Payload,
     canonical_failure,
-    carrier_body,
     decode_envelope,
     decode_known,
-    json_encode,
     parse_arguments,
     raw_str,
     splice_extra,
@@ -433,8 +431,8 @@ class NestEncoder(Encoder):
             payload = splice_extra(payload, event.extra)  # type: ignore[arg-type]
         return payload
 
-    def _carrier_payload(self, event: Event, name: str, covers: int) -> bytes:
-        return b'{"kind":' + json_encode(name) + b"," + carrier_body(event, covers) + b"}"
+    def _carrier_payload(self, event: Event, name: bytes, body: bytes) -> bytes:
+        return b'{"kind":' + name + b"," + body + b"}"
 
     def _plain_text_ok(self) -> bool:
         return self._step_open and not self._tool_in_step and not self.sequence_ids

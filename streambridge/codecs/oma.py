@@ -42,7 +42,6 @@ from .base import (
     FrameProblem,
     TextPieces,
     canonical_failure,
-    carrier_body,
     decode_envelope,
     default_failure,
     json_encode,
@@ -145,6 +144,8 @@ _encode = msgspec.json.Encoder().encode
 #: structure oma has no place for: dropped when synthetic, carried otherwise.
 _STRUCTURE = (RunStart, StepStart, StepFinish, TextStart, TextEnd, ReasoningStart, ReasoningEnd)
 _AGENT_CODES: dict[str, str] = {"succeeded": "ok", "cancelled": "cancelled"}
+#: what a RunLedger looks at
+_LEDGER_EVENTS = frozenset((ToolCall, ToolOutput, ToolError, ToolDenied))
 
 
 class RunLedger:
@@ -158,7 +159,8 @@ class RunLedger:
         self._text = text  # the codec's primary text, appended as it passes
         self._turn_from = 0  # character offsets into that text
         self._next_from: int | None = None
-        self._calls: dict[str, dict[str, object]] = {}
+        #: call id → [the call, its outcome]: the ``toolCalls`` entries are made at ``done``
+        self._calls: dict[str, list[Event | None]] = {}
 
     def _last_turn(self, end: int) -> tuple[int, int]:
         """Where the last turn with text starts and ends (character offsets)."""
@@ -168,19 +170,17 @@ class RunLedger:
             return self._next_from, end
         return self._turn_from, self._next_from
 
-    def see(self, e: Event) -> None:
+    def see(self, e: ToolCall | ToolOutput | ToolError | ToolDenied) -> None:
         """Tool calls and outcomes (text is read from the shared pieces, at no cost per delta)."""
-        t = type(e)
-        if t is ToolCall:
-            raw_input = e.input if e.input is not UNSET else parse_arguments(e.arguments_json)[0]  # type: ignore[attr-defined]
-            self._calls[e.call_id] = {"toolName": e.name, "input": raw_input, "output": "", "duration": 0}  # type: ignore[attr-defined]
-        elif t is ToolOutput or t is ToolError or t is ToolDenied:
+        if type(e) is ToolCall:
+            self._calls[e.call_id] = [e, None]
+        else:  # an outcome
             end = self._text.chars()
             self._turn_from, _ = self._last_turn(end)
             self._next_from = end
             call = self._calls.get(e.call_id)  # type: ignore[attr-defined]
             if call is not None:
-                call["output"] = _content_text(e)
+                call[1] = e
 
     def _last_turn_text(self) -> str:
         text = self._text.text()
@@ -202,9 +202,15 @@ class RunLedger:
                     "input_tokens": usage.input_tokens if usage.input_tokens is not UNSET else 0,
                     "output_tokens": usage.output_tokens if usage.output_tokens is not UNSET else 0,
                 },
-                "toolCalls": list(self._calls.values()),
+                "toolCalls": [_tool_call_entry(call, outcome) for call, outcome in self._calls.values()],
             }
         )
+
+
+def _tool_call_entry(call: ToolCall, outcome: Event | None) -> dict[str, object]:
+    raw_input = call.input if call.input is not UNSET else parse_arguments(call.arguments_json)[0]
+    output = _content_text(outcome) if outcome is not None else ""
+    return {"toolName": call.name, "input": raw_input, "output": output, "duration": 0}
 
 
 def _content_text(e: Event) -> str:
@@ -236,8 +242,8 @@ class OmaDecoder(Decoder):
         if self._terminated:
             return super()._push(event, out)
         super()._push(event, out)
-        if type(event) is not Terminal and type(event) is not TextDelta:
-            self._ledger.see(event)
+        if type(event) in _LEDGER_EVENTS:
+            self._ledger.see(event)  # type: ignore[arg-type]
 
     _hot_decoder = _plain_decoder
     _hot_text = TextW
@@ -390,8 +396,8 @@ class OmaEncoder(Encoder):
         super().share_text(decoder)
         self._ledger = RunLedger(self._pieces)
 
-    def _carrier_payload(self, event: Event, name: str, covers: int) -> bytes:
-        return b'{"type":' + json_encode(name) + b',"data":{' + carrier_body(event, covers) + b"}}"
+    def _carrier_payload(self, event: Event, name: bytes, body: bytes) -> bytes:
+        return b'{"type":' + name + b',"data":{' + body + b"}}"
 
     def _write(self, kind: bytes, data: bytes, event: Event, info: bytes = b"") -> bytes:
         payload = b'{"type":"' + kind + b'","data":' + data
@@ -404,7 +410,7 @@ class OmaEncoder(Encoder):
 
     def _handle(self, e: Event, parts: list[bytes]) -> None:
         t = type(e)
-        if t is not Terminal and t is not TextDelta:
+        if t in _LEDGER_EVENTS:
             self._ledger.see(e)
         if t is TextDelta or t is ReasoningDelta:
             kind = b"text" if t is TextDelta else b"reasoning"

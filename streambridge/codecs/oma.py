@@ -159,8 +159,8 @@ class RunLedger:
         self._text = text  # the codec's primary text, appended as it passes
         self._turn_from = 0  # character offsets into that text
         self._next_from: int | None = None
-        #: call id → [the call, its outcome]: the ``toolCalls`` entries are made at ``done``
-        self._calls: dict[str, list[Event | None]] = {}
+        #: call id → [tool name, input (raw, or argument text parsed at ``done``), output text]
+        self._calls: dict[str, list[object]] = {}
 
     def _last_turn(self, end: int) -> tuple[int, int]:
         """Where the last turn with text starts and ends (character offsets)."""
@@ -173,14 +173,14 @@ class RunLedger:
     def see(self, e: ToolCall | ToolOutput | ToolError | ToolDenied) -> None:
         """Tool calls and outcomes (text is read from the shared pieces, at no cost per delta)."""
         if type(e) is ToolCall:
-            self._calls[e.call_id] = [e, None]
+            self._calls[e.call_id] = [e.name, e.input if e.input is not UNSET else e.arguments_json, ""]
         else:  # an outcome
             end = self._text.chars()
             self._turn_from, _ = self._last_turn(end)
             self._next_from = end
-            call = self._calls.get(e.call_id)  # type: ignore[attr-defined]
+            call = self._calls.get(e.call_id)
             if call is not None:
-                call[1] = e
+                call[2] = _content_text(e)
 
     def _last_turn_text(self) -> str:
         text = self._text.text()
@@ -202,15 +202,17 @@ class RunLedger:
                     "input_tokens": usage.input_tokens if usage.input_tokens is not UNSET else 0,
                     "output_tokens": usage.output_tokens if usage.output_tokens is not UNSET else 0,
                 },
-                "toolCalls": [_tool_call_entry(call, outcome) for call, outcome in self._calls.values()],
+                "toolCalls": [
+                    {
+                        "toolName": name,
+                        "input": parse_arguments(raw)[0] if raw is UNSET or type(raw) is str else raw,  # type: ignore[arg-type]
+                        "output": output,
+                        "duration": 0,
+                    }
+                    for name, raw, output in self._calls.values()
+                ],
             }
         )
-
-
-def _tool_call_entry(call: ToolCall, outcome: Event | None) -> dict[str, object]:
-    raw_input = call.input if call.input is not UNSET else parse_arguments(call.arguments_json)[0]
-    output = _content_text(outcome) if outcome is not None else ""
-    return {"toolName": call.name, "input": raw_input, "output": output, "duration": 0}
 
 
 def _content_text(e: Event) -> str:

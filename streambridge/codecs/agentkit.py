@@ -196,7 +196,7 @@ _encode = msgspec.json.Encoder().encode
 _str_encode = msgspec.json.Encoder().encode
 
 #: structure agentkit has no place for: dropped when synthetic, carried otherwise.
-_STRUCTURE = (StepStart, StepFinish, TextStart, TextEnd, ReasoningStart, ReasoningEnd)
+_STRUCTURE = frozenset((StepStart, StepFinish, TextStart, TextEnd, ReasoningStart, ReasoningEnd))
 
 
 def _failure_in(f: AgentFailure | UnsetType) -> Failure | UnsetType:
@@ -480,6 +480,9 @@ class AgentkitEncoder(Encoder):
             self._put(parts, e, [self._wire(TextDeltaW(message_id=self._mid(e), text=e.text), e)], e.part_id is UNSET)  # type: ignore[attr-defined]
         elif t is ReasoningDelta:
             self._put(parts, e, [self._wire(ThinkingDeltaW(message_id=self._mid(e), text=e.text), e)], _plain(e) and e.part_id is UNSET)  # type: ignore[attr-defined]
+        elif t in _STRUCTURE:  # agentkit has no place for it: dropped when synthetic, else carried
+            if not e.synthetic:
+                parts.append(self._carry(e))
         elif t is RunStart:
             self._run_start(e, parts)  # type: ignore[arg-type]
         elif t is ToolCall:
@@ -505,8 +508,6 @@ class AgentkitEncoder(Encoder):
             self._put(parts, e, [bytes(e.data)], True)  # type: ignore[attr-defined]
         elif t is Terminal:
             self._terminal(e, parts)  # type: ignore[arg-type]
-        elif isinstance(e, _STRUCTURE) and e.synthetic:
-            return
         else:
             parts.append(self._carry(e))
 

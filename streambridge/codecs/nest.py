@@ -347,7 +347,7 @@ class NestDecoder(Decoder):
     def _event(self, w: _K, extra: dict[str, Raw] | UnsetType) -> list[Event]:
         t = type(w)
         e: Event
-        if t is TextW:
+        if t is TextW:  # the most frequent kinds first
             e = TextDelta(text=w.text)  # type: ignore[attr-defined]
         elif t is ReasoningW:
             e = ReasoningDelta(text=w.text)  # type: ignore[attr-defined]
@@ -357,12 +357,12 @@ class NestDecoder(Decoder):
             e = StepStart()
         elif t is StepFinishW:
             e = StepFinish(usage=_usage_in(w.usage), cost_usd=w.cost_usd, reasoning_ms=w.reasoning_ms, model=w.model)  # type: ignore[attr-defined]
-        elif t is ToolInputStartW:
-            e = ToolInputStart(call_id=w.id, name=w.name, tool_kind=_kind_in(w.tool_kind), parent_id=w.parent_id)  # type: ignore[attr-defined]
         elif t is ToolInputAvailableW:
             e = ToolCall(call_id=w.id, name=w.name, input=w.input, tool_kind=_kind_in(w.tool_kind), parent_id=w.parent_id)  # type: ignore[attr-defined]
         elif t is ToolOutputW:
             e = ToolOutput(call_id=w.id, output=w.output)  # type: ignore[attr-defined]
+        elif t is ToolInputStartW:
+            e = ToolInputStart(call_id=w.id, name=w.name, tool_kind=_kind_in(w.tool_kind), parent_id=w.parent_id)  # type: ignore[attr-defined]
         elif t is ToolOutputErrorW:
             # the published server's form of a person's rejection is this literal error
             e = ToolDenied(call_id=w.id) if w.error == REJECTED else ToolError(call_id=w.id, error=w.error)  # type: ignore[attr-defined]

@@ -142,7 +142,7 @@ _FIELDS = frozenset(("type", "data", "errorInfo"))
 _encode = msgspec.json.Encoder().encode
 
 #: structure oma has no place for: dropped when synthetic, carried otherwise.
-_STRUCTURE = (RunStart, StepStart, StepFinish, TextStart, TextEnd, ReasoningStart, ReasoningEnd)
+_STRUCTURE = frozenset((RunStart, StepStart, StepFinish, TextStart, TextEnd, ReasoningStart, ReasoningEnd))
 _AGENT_CODES: dict[str, str] = {"succeeded": "ok", "cancelled": "cancelled"}
 #: what a RunLedger looks at
 _LEDGER_EVENTS = frozenset((ToolCall, ToolOutput, ToolError, ToolDenied))
@@ -418,6 +418,9 @@ class OmaEncoder(Encoder):
             kind = b"text" if t is TextDelta else b"reasoning"
             native = e.message_id is UNSET and not e.synthetic and e.part_id is UNSET  # type: ignore[attr-defined]
             self._put(parts, e, [self._write(kind, json_encode(e.text), e)], native)  # type: ignore[attr-defined]
+        elif t in _STRUCTURE:  # oma has no place for it: dropped when synthetic, else carried
+            if not e.synthetic:
+                parts.append(self._carry(e))
         elif t is ToolCall:
             self._tool_call(e, parts)  # type: ignore[arg-type]
         elif t is ToolOutput:
@@ -432,8 +435,6 @@ class OmaEncoder(Encoder):
             self._put(parts, e, [bytes(e.data)], e.message_id is UNSET)  # type: ignore[attr-defined]
         elif t is Terminal:
             self._terminal(e, parts)  # type: ignore[arg-type]
-        elif isinstance(e, _STRUCTURE) and e.synthetic:
-            return
         else:
             parts.append(self._carry(e))
 

@@ -5,8 +5,9 @@ frames, msgspec-decode each into its protocol's wire type and encode it back, wi
 translation. The ratio says what the event model, the state machines and the framing cost on
 top of the unavoidable JSON work. Input is read in 64 KiB chunks from a file, output written
 to /dev/null, so memory stays constant whatever the size: each translation runs in a child
-process that reports its own peak RSS growth over its starting size (what does grow is the
-answer text, which a terminal must carry whole). Times are the best of ``--repeat`` runs.
+process, right after the floor on the same bytes, and reports its own peak RSS growth over its
+size before translating (what does grow is the answer text, which a terminal must carry whole,
+and what a target's terminal must list). Times are the best of ``--repeat`` runs of each.
 
     python bench/translate_bench.py            # 1,000,000 events per source
     python bench/translate_bench.py --events 100000
@@ -141,16 +142,24 @@ def translate(source: str, target: str, path: Path) -> float:
 
 
 def rss_kib() -> int:
+    """Peak RSS of this process (KiB). Linux's VmHWM starts afresh at exec, while ``ru_maxrss``
+    keeps the parent's peak across fork and exec, which would hide a child's own growth."""
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def measure_in_child(source: str, target: str, path: Path) -> tuple[float, float]:
-    """Seconds and peak RSS growth (MiB) of one translation, in a fresh process."""
+def measure_in_child(source: str, target: str, path: Path) -> tuple[float, float, float]:
+    """Seconds of the floor, seconds and peak RSS growth (MiB) of one translation, all in one
+    fresh process: floor and translation run back to back, so both see the same machine."""
     out = subprocess.run(
         [sys.executable, __file__, "--one", source, target, str(path)], check=True, capture_output=True, text=True
     )
-    seconds, growth = out.stdout.split()
-    return float(seconds), int(growth) / 1024
+    floor_seconds, seconds, growth = out.stdout.split()
+    return float(floor_seconds), float(seconds), int(growth) / 1024
 
 
 def main() -> None:
@@ -161,19 +170,20 @@ def main() -> None:
     args = parser.parse_args()
     if args.one:
         source, target, path = args.one
+        floor_seconds = floor(source, Path(path))
         base = rss_kib()
         seconds = translate(source, target, Path(path))
-        print(seconds, rss_kib() - base)
+        print(floor_seconds, seconds, rss_kib() - base)
         return
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for source in CODECS:
             path, count = write_transcript(source, args.events, Path(tmp))
-            floor_rate = count / min(floor(source, path) for _ in range(args.repeat))
             for target in CODECS:
                 runs = [measure_in_child(source, target, path) for _ in range(args.repeat)]
-                rate = count / min(seconds for seconds, _ in runs)
-                rows.append((source, target, count, rate, floor_rate, max(growth for _, growth in runs)))
+                floor_rate = count / min(floor_seconds for floor_seconds, _, _ in runs)
+                rate = count / min(seconds for _, seconds, _ in runs)
+                rows.append((source, target, count, rate, floor_rate, max(growth for _, _, growth in runs)))
     print(f"{args.events:,} events per source, SSE → SSE, best of {args.repeat}, Python {sys.version.split()[0]}")
     print()
     print("| source → target | events | events/s | floor events/s | ratio | peak RSS growth |")

@@ -11,7 +11,6 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import overload
 
 from .codecs import get
-from .codecs.base import EncodingSink
 from .codecs.framing import DEFAULT_MAX_EVENT_SIZE, Framing
 from .events import Event, Terminal
 
@@ -37,26 +36,26 @@ class Translator:
         self.decoder = self.source.decoder(source_framing, strict=strict, max_event_size=max_event_size)
         self.encoder = self.target.encoder(target_framing, **encoder_options)
         self.encoder.share_text(self.decoder)  # every event reaches it as soon as it is decoded
-        self.events_in = 0
-        #: the source's terminal event, once decoded (a terminal is always an input's last event)
-        self.terminal: Terminal | None = None
+        self._sink = self.encoder.sink([])  # what the decoder writes into, for every chunk
         self._fed = False
         self._closed = False
+
+    @property
+    def events_in(self) -> int:
+        """Events decoded so far."""
+        return self._sink.count
+
+    @property
+    def terminal(self) -> Terminal | None:
+        """The source's terminal event, once decoded (a terminal is always an input's last event)."""
+        return self._sink.terminal
 
     def feed(self, data: bytes) -> bytes:
         """Translate one received chunk: every event is encoded as it is decoded."""
         self._fed = True
-        parts: list[bytes] = []
-        sink = self.encoder.sink(parts)
-        self.decoder.feed(data, sink)  # type: ignore[arg-type]
-        self._account(sink)
+        self._sink.parts = parts = []
+        self.decoder.feed(data, self._sink)  # type: ignore[arg-type]
         return b"".join(parts)
-
-    def _account(self, sink: EncodingSink) -> None:
-        self.events_in += sink.count
-        if sink.terminal is not None and self.terminal is None:
-            self.terminal = sink.terminal
-        self.encoder.compact()
 
     def feed_events(self, events: Iterable[Event]) -> bytes:
         return self.encoder.encode(events)
@@ -83,10 +82,8 @@ class Translator:
         if self._closed:
             return b""
         self._closed = True
-        parts: list[bytes] = []
-        sink = self.encoder.sink(parts)
-        self.decoder.close(sink)  # type: ignore[arg-type]
-        self._account(sink)
+        self._sink.parts = parts = []
+        self.decoder.close(self._sink)  # type: ignore[arg-type]
         return b"".join(parts) + self.encoder.close()
 
     @property

@@ -278,24 +278,17 @@ class AgentkitDecoder(Decoder):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self._turn: str | None = None
         self._primary: str | None = None
+        self._text_owner = _NO_PRIMARY
         self._provider = DEFAULT_PROVIDER
         self._model: str | UnsetType = UNSET
-        self._primary_text = False
 
     def _mid(self, message_id: str) -> str | UnsetType:
         if self._primary is None:
-            self._primary = message_id
+            self._primary = self._text_owner = message_id
         return UNSET if message_id == self._primary else message_id
 
     _hot_decoder = _frame_decoder
     _hot_text = TextDeltaW
-
-    def _text_owner(self) -> object:
-        return self._primary if self._primary is not None else _NO_PRIMARY
-
-    def _take_texts(self, texts: list[str]) -> None:
-        self._primary_text = True
-        super()._take_texts(texts)
 
     def _take_wire(self, wire: _T, payload: bytes) -> bool:
         if not payload.isascii():
@@ -337,8 +330,6 @@ class AgentkitDecoder(Decoder):
         e: Event
         if t is TextDeltaW:
             e = TextDelta(text=w.text, message_id=self._mid(w.message_id))  # type: ignore[attr-defined]
-            if e.message_id is UNSET:
-                self._primary_text = True
         elif t is ThinkingDeltaW:
             e = ReasoningDelta(text=w.text, message_id=self._mid(w.message_id))  # type: ignore[attr-defined]
         elif t is TurnStartW:
@@ -367,7 +358,7 @@ class AgentkitDecoder(Decoder):
 
     def _turn_start(self, w: TurnStartW) -> RunStart:
         self._turn = w.turn_id
-        self._primary = w.message_id
+        self._primary = self._text_owner = w.message_id
         self._provider = w.provider if w.provider is not UNSET else DEFAULT_PROVIDER
         self._model = w.model
         mid = UNSET if w.message_id == "msg-" + w.turn_id else w.message_id
@@ -417,7 +408,7 @@ class AgentkitDecoder(Decoder):
         r = w.result
         mid = self._mid(w.message_id)
         events: list[Event] = []
-        if mid is UNSET and not self._primary_text and r.text:
+        if mid is UNSET and not self._text and r.text:  # no primary delta came: a non-streaming turn
             events.append(TextDelta(text=r.text, synthetic=True))  # a non-streaming turn
         failure = canonical_failure(r.status, _failure_in(r.failure))
         end = Terminal(

@@ -283,6 +283,9 @@ class EncodingSink:
         self.count += len(texts)
         if encoder._own_text:
             encoder._text.extend(texts)
+        if len(texts) == 1:  # a chunk of one frame, as a live upstream writes them
+            self.parts.append(encoder._text_head + json_encode(texts[0]) + encoder._text_tail)
+            return
         head, tail = encoder._text_head, encoder._text_tail
         self.parts.append(head + (tail + head).join(map(json_encode, texts)) + tail)
 
@@ -327,6 +330,9 @@ class Decoder:
         self._from_carrier = False
         self._out: list[Event] = []
         self._out_texts: Callable[[list[str]], None] = lambda texts: None
+        #: the message id a text wire must carry to be primary text; None when every text wire
+        #: of the protocol is (agentkit: its primary message, once known)
+        self._text_owner: object = None
         self._pieces = TextPieces(self._text)
 
     # -- public API ---------------------------------------------------------------------
@@ -397,44 +403,37 @@ class Decoder:
         it changes before declining must be safe to change again on the full way."""
         return False
 
-    def _text_owner(self) -> object:
-        """The message id a text wire must carry to be primary text; None when every text
-        wire of the protocol is."""
-        return None
-
     def _take_run(self, blocks: Sequence[bytes], skip: int) -> int:
         """The parser's hot path (see ``SSEParser.on_plain``): decode plain frames in order and
         hand runs of primary text to the output in one call, which an encoding sink writes
         without making an event per delta (text is nearly every frame of a real stream)."""
         decode = self._hot_decoder.decode  # type: ignore[union-attr]
         text_type = self._hot_text
-        owner = self._text_owner()
+        owner = self._text_owner
         texts: list[str] = []
+        taken = len(blocks)
         for index, block in enumerate(blocks):
             payload = block[skip:]
             try:
                 wire = decode(payload)
             except (msgspec.ValidationError, msgspec.DecodeError):
-                return self._end_run(texts, index)
+                taken = index
+                break
             if type(wire) is text_type and (owner is None or wire.message_id == owner):
                 texts.append(wire.text)  # msgspec has checked its UTF-8
                 continue
             if texts:
-                self._take_texts(texts)
+                self._text.extend(texts)
+                self._out_texts(texts)
                 texts = []
             if not self._take_wire(wire, payload):
-                return self._end_run(texts, index)
-            owner = self._text_owner()
-        return self._end_run(texts, len(blocks))
-
-    def _end_run(self, texts: list[str], taken: int) -> int:
+                taken = index
+                break
+            owner = self._text_owner
         if texts:
-            self._take_texts(texts)
+            self._text.extend(texts)
+            self._out_texts(texts)
         return taken
-
-    def _take_texts(self, texts: list[str]) -> None:
-        self._text.extend(texts)
-        self._out_texts(texts)
 
 
 

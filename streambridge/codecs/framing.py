@@ -155,9 +155,14 @@ class SSEParser:
             else:
                 offered = self._plain_prefix(blocks)
             taken = plain(blocks if offered == len(blocks) else blocks[:offered], 6) if offered else 0
+            if taken == len(blocks) and taken:  # all of them: the common case
+                self._index = index + taken
+                self._last_id = last_id
+                self._pos = pos + len(data) - len(rest)
+                return self._keep_rest(rest, out)
             if taken:
                 index += taken
-                pos += len(data) - len(rest) if taken == len(blocks) else _span(blocks, taken, 2)
+                pos += _span(blocks, taken, 2)
                 blocks = blocks[taken:]
             if taken < offered:
                 plain = None  # it declined one: what follows must wait for that frame
@@ -174,8 +179,13 @@ class SSEParser:
         self._index = index
         self._last_id = last_id
         self._pos = pos
-        self._buf = b""
-        if len(rest) > limit:
+        return self._keep_rest(rest, out)
+
+    def _keep_rest(self, rest: bytes, out: list[Frame]) -> list[Frame]:
+        """Buffer the incomplete event after the last blank line (lines over the limit are
+        reported by the line rules)."""
+        if len(rest) > self.max_event_size:
+            self._buf = b""
             return out + self._feed_lines(rest)
         self._buf = rest
         return out

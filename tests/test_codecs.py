@@ -9,7 +9,17 @@ import pytest
 from msgspec import UNSET, Raw
 
 from streambridge import StreamError, Translator, codecs, translate
-from streambridge.events import DataPart, Failure, Malformed, RunStart, Terminal, TextDelta, ToolCall, ToolOutput
+from streambridge.events import (
+    DataPart,
+    Failure,
+    Malformed,
+    ReasoningDelta,
+    RunStart,
+    Terminal,
+    TextDelta,
+    ToolCall,
+    ToolOutput,
+)
 
 from .corpus import CODECS, SCENARIOS, convert, decode, encode, golden
 
@@ -374,28 +384,30 @@ def test_long_answers_are_compacted_without_changing_any_output() -> None:
     assert decode("oma", encode("oma", events))[-1].result is UNSET  # recognised as streambridge's own
 
 
-class _TextRuns(list):
-    """A decoder target that records the text runs the hot path hands over."""
+class _DeltaRuns(list):
+    """A decoder target that records the delta runs the hot path hands over."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.runs: list[list[str]] = []
+        self.runs: list[tuple[bool, list[str]]] = []
 
-    def texts(self, texts: list[str]) -> None:
-        self.runs.append(list(texts))
-        self.extend(TextDelta(text=t) for t in texts)
+    def deltas(self, texts: list[str], reasoning: bool = False) -> None:
+        self.runs.append((reasoning, list(texts)))
+        self.extend((ReasoningDelta if reasoning else TextDelta)(text=t) for t in texts)
 
 
 @pytest.mark.parametrize("framing", ["sse", "ndjson"])
 @pytest.mark.parametrize("codec", CODECS)
-def test_text_runs_reach_the_output_in_one_call_and_stop_at_other_frames(codec: str, framing: str) -> None:
+def test_delta_runs_reach_the_output_in_one_call_and_stop_at_other_frames(codec: str, framing: str) -> None:
     a_run, b_run = [f"a{i}" for i in range(5)], [f"b{i}" for i in range(3)]
+    thoughts = [f"r{i}" for i in range(4)]
     tag = b"kind" if codec == "nest" else b"type"
     data = encode(
         codec,
         [
             RunStart(run_id="r"),
             *(TextDelta(text=t) for t in a_run),
+            *(ReasoningDelta(text=t) for t in thoughts),
             ToolCall(call_id="c", name="n", input=Raw(b"{}")),
             DataPart(name="future-kind", origin=codec, data=b'{"%s":"future-kind","x":1}' % tag),  # type: ignore[arg-type]
             *(TextDelta(text=t) for t in b_run),
@@ -410,10 +422,11 @@ def test_text_runs_reach_the_output_in_one_call_and_stop_at_other_frames(codec: 
     decoder = codecs.get(codec).decoder(framing)  # type: ignore[arg-type]
     for frame in frames[:split]:
         decoder.feed(frame)
-    out = _TextRuns()
+    out = _DeltaRuns()
     decoder.feed(b"".join(frames[split:]), out)
-    assert a_run[1:] in out.runs  # one call for the whole run
+    assert out.runs[:2] == [(False, a_run[1:]), (True, thoughts)]  # one call for each whole run
     assert [e.text for e in out if isinstance(e, TextDelta)] == a_run[1:] + b_run
+    assert [e.text for e in out if isinstance(e, ReasoningDelta)] == thoughts
     assert any(isinstance(e, DataPart) and e.name == "future-kind" for e in out)
 
 

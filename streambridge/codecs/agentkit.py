@@ -289,6 +289,7 @@ class AgentkitDecoder(Decoder):
 
     _hot_decoder = _frame_decoder
     _hot_text = TextDeltaW
+    _hot_reasoning = ThinkingDeltaW
 
     def _take_wire(self, wire: _T, payload: bytes) -> bool:
         if not payload.isascii():
@@ -508,7 +509,9 @@ class AgentkitEncoder(Encoder):
             return
         self._turn = e.run_id if e.run_id is not UNSET else self._derived("turn-")
         self._primary = e.message_id if e.message_id is not UNSET else "msg-" + self._turn
-        self._text_head = self._head + b'{"type":"text_delta","messageId":' + json_encode(self._primary) + b',"text":'
+        primary = json_encode(self._primary)
+        self._text_head = self._head + b'{"type":"text_delta","messageId":' + primary + b',"text":'
+        self._reasoning_head = self._head + b'{"type":"thinking_delta","messageId":' + primary + b',"text":'
         self._provider = e.provider if e.provider is not UNSET else DEFAULT_PROVIDER
         self._model = e.model
         w = TurnStartW(

@@ -32,6 +32,7 @@ from ..events import (
     Event,
     Failure,
     Malformed,
+    ReasoningDelta,
     RunStart,
     RunStatus,
     StepFinish,
@@ -254,9 +255,10 @@ class TextPieces:
         return "".join(self.pieces)
 
 
-def _append_texts(out: list[Event], texts: list[str]) -> None:
+def _append_deltas(out: list[Event], texts: list[str], reasoning: bool = False) -> None:
+    make = ReasoningDelta if reasoning else TextDelta
     for text in texts:
-        out.append(TextDelta(text=text))
+        out.append(make(text=text))
 
 
 class EncodingSink:
@@ -271,23 +273,27 @@ class EncodingSink:
         self.count = 0
         self.terminal: Terminal | None = None
 
-    def texts(self, texts: list[str]) -> None:
-        """Plain text deltas of the primary message, written without making events when the
-        encoder can write them as they stand (the hot path of every translation)."""
+    def deltas(self, texts: list[str], reasoning: bool = False) -> None:
+        """A run of plain text (or reasoning) deltas of the primary message, written without
+        making events when the encoder can write them as they stand (the hot path of every
+        translation: deltas are nearly all of a stream)."""
         encoder = self._encoder
         if not encoder._text_ready:
-            for text in texts:
-                self.append(TextDelta(text=text))
+            _append_deltas(self, texts, reasoning)  # type: ignore[arg-type]
             return
-        # writing plain text changes no encoder state, so the whole run is one join
+        # writing plain deltas changes no encoder state, so the whole run is one join
         self.count += len(texts)
-        if encoder._own_text:
-            encoder._text.extend(texts)
+        if reasoning:
+            head = encoder._reasoning_head
+        else:
+            head = encoder._text_head
+            if encoder._own_text:
+                encoder._text.extend(texts)
+        tail = encoder._text_tail
         if len(texts) == 1:  # a chunk of one frame, as a live upstream writes them
-            self.parts.append(encoder._text_head + json_encode(texts[0]) + encoder._text_tail)
-            return
-        head, tail = encoder._text_head, encoder._text_tail
-        self.parts.append(head + (tail + head).join(map(json_encode, texts)) + tail)
+            self.parts.append(head + json_encode(texts[0]) + tail)
+        else:
+            self.parts.append(head + (tail + head).join(map(json_encode, texts)) + tail)
 
     def append(self, event: Event) -> None:
         self.count += 1
@@ -329,7 +335,7 @@ class Decoder:
         self._held: Event | None = None
         self._from_carrier = False
         self._out: list[Event] = []
-        self._out_texts: Callable[[list[str]], None] = lambda texts: None
+        self._out_deltas: Callable[[list[str], bool], None] = lambda texts, reasoning: None
         #: the message id a text wire must carry to be primary text; None when every text wire
         #: of the protocol is (agentkit: its primary message, once known)
         self._text_owner: object = None
@@ -342,7 +348,7 @@ class Decoder:
         an encoder's sink) or to a new list, which is returned."""
         out: list[Event] = [] if into is None else into
         self._out = out
-        self._out_texts = getattr(out, "texts", None) or functools.partial(_append_texts, out)
+        self._out_deltas = getattr(out, "deltas", None) or functools.partial(_append_deltas, out)
         # Plain frames go straight to the codec's hot path while no carrier, held run start or
         # terminal needs the full way; that cannot change while the parser hands them over.
         hot = self._hot_decoder is not None and not (self._covering or self._held is not None or self._terminated)
@@ -390,13 +396,14 @@ class Decoder:
     def _decode(self, frame: Frame) -> list[Event]:
         raise NotImplementedError
 
-    #: the hot path's decoder of plain frames of known kinds, and its primary-text wire type
-    #: (whose ``text`` is the delta): None where a codec has no hot path
+    #: the hot path's decoder of plain frames of known kinds (None where a codec has none), and
+    #: its text and reasoning delta wire types (whose ``text`` is the delta)
     _hot_decoder: ClassVar[msgspec.json.Decoder | None] = None
     _hot_text: ClassVar[type] = type(None)
+    _hot_reasoning: ClassVar[type] = type(None)
 
     def _take_wire(self, wire: Any, payload: bytes) -> bool:
-        """The hot path for one decoded frame that is not primary text: append its event to
+        """The hot path for one decoded frame that is not a primary delta: append its event to
         ``_out`` and return True, or return False to send the frame the full way instead.
 
         It must not take run starts, terminals or carriers (those need the full way), and what
@@ -405,12 +412,13 @@ class Decoder:
 
     def _take_run(self, blocks: Sequence[bytes], skip: int) -> int:
         """The parser's hot path (see ``SSEParser.on_plain``): decode plain frames in order and
-        hand runs of primary text to the output in one call, which an encoding sink writes
-        without making an event per delta (text is nearly every frame of a real stream)."""
+        hand each run of primary text (or reasoning) deltas to the output in one call, which an
+        encoding sink writes without making an event per delta."""
         decode = self._hot_decoder.decode  # type: ignore[union-attr]
-        text_type = self._hot_text
+        text_type, reasoning_type = self._hot_text, self._hot_reasoning
         owner = self._text_owner
-        texts: list[str] = []
+        run: list[str] = []
+        run_type: type | None = None
         taken = len(blocks)
         for index, block in enumerate(blocks):
             payload = block[skip:]
@@ -419,23 +427,29 @@ class Decoder:
             except (msgspec.ValidationError, msgspec.DecodeError):
                 taken = index
                 break
-            if type(wire) is text_type and (owner is None or wire.message_id == owner):
-                texts.append(wire.text)  # msgspec has checked its UTF-8
+            t = type(wire)
+            if (t is text_type or t is reasoning_type) and (owner is None or wire.message_id == owner):
+                if t is not run_type:
+                    if run:
+                        self._take_deltas(run, run_type is reasoning_type)
+                    run, run_type = [], t
+                run.append(wire.text)  # msgspec has checked its UTF-8
                 continue
-            if texts:
-                self._text.extend(texts)
-                self._out_texts(texts)
-                texts = []
+            if run:
+                self._take_deltas(run, run_type is reasoning_type)
+                run, run_type = [], None
             if not self._take_wire(wire, payload):
                 taken = index
                 break
             owner = self._text_owner
-        if texts:
-            self._text.extend(texts)
-            self._out_texts(texts)
+        if run:
+            self._take_deltas(run, run_type is reasoning_type)
         return taken
 
-
+    def _take_deltas(self, texts: list[str], reasoning: bool) -> None:
+        if not reasoning:
+            self._text.extend(texts)
+        self._out_deltas(texts, reasoning)
 
     def _finish(self, out: list[Event]) -> None:
         """End of input: flush anything held back."""
@@ -553,9 +567,11 @@ class Encoder:
         self._announced: set[str] = set()
         self._bare_carriers: dict[tuple[type, bool, int], bytes] = {}
         self.dropped = 0
-        #: a plain primary text delta can be written from ``_text_head`` + JSON + ``_text_tail``
+        #: a plain primary text delta can be written from ``_text_head`` + JSON + ``_text_tail``,
+        #: a plain primary reasoning delta from ``_reasoning_head`` + JSON + ``_text_tail``
         self._text_ready = False
         self._text_head = b""
+        self._reasoning_head = b""
         self._text_tail = b""
 
     # -- public API ---------------------------------------------------------------------

@@ -262,6 +262,7 @@ class NestDecoder(Decoder):
 
     _hot_decoder = _frame_decoder  # a data frame of a known kind with no unknown fields
     _hot_text = TextW
+    _hot_reasoning = ReasoningW
 
     def _take_wire(self, w: _K, payload: bytes) -> bool:
         if not payload.isascii():
@@ -412,6 +413,7 @@ class NestEncoder(Encoder):
         self._cancelled_frame = b'{"kind":"cancelled"}'
         self._approvals: set[str] = set()  # calls that went through newer approval frames
         self._text_head = self._head + b'{"kind":"text","text":'
+        self._reasoning_head = self._head + b'{"kind":"reasoning","text":'
         self._text_tail = b"}" + self._tail
 
     # -- framing helpers -----------------------------------------------------------------

@@ -84,7 +84,7 @@ class TextW(_Hot, tag="text"):
 
 
 class ReasoningW(_Hot, tag="reasoning"):
-    data: str
+    text: str = msgspec.field(name="data")
 
 
 class ToolUseW(_Hot, tag="tool_use"):
@@ -249,14 +249,14 @@ class OmaDecoder(Decoder):
 
     _hot_decoder = _plain_decoder
     _hot_text = TextW
+    _hot_reasoning = ReasoningW
 
-    def _take_wire(self, w: ReasoningW | ToolUseW | ToolResultW, payload: bytes) -> bool:
+    def _take_wire(self, w: ToolUseW | ToolResultW, payload: bytes) -> bool:
         t = type(w)
         if not payload.isascii():
             return False  # raw JSON members are not UTF-8-checked by msgspec: the full way does it
-        if t is ReasoningW:
-            event: Event = ReasoningDelta(text=w.data)  # type: ignore[arg-type]
-        elif t is ToolUseW:
+        event: Event
+        if t is ToolUseW:
             b = w.data
             event = ToolCall(call_id=b.id, name=b.name, input=b.input, signature=b.signature)  # type: ignore[union-attr]
             self._ledger.see(event)
@@ -392,6 +392,7 @@ class OmaEncoder(Encoder):
         super().__init__(framing)
         self._ledger = RunLedger(self._pieces)
         self._text_head = self._head + b'{"type":"text","data":'
+        self._reasoning_head = self._head + b'{"type":"reasoning","data":'
         self._text_tail = b"}" + self._tail
 
     def share_text(self, decoder: Decoder) -> None:

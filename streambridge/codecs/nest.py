@@ -396,6 +396,10 @@ class NestDecoder(Decoder):
         return [e]
 
 
+_STEP_OPENS = StepStart(synthetic=True)
+_STEP_CLOSES = StepFinish(synthetic=True)
+
+
 def _kind_in(kind: str) -> Literal["action"] | UnsetType:
     """``read`` is nest's default tool kind, so it decodes to UNSET (canonical form)."""
     return "action" if kind == "action" else UNSET
@@ -412,6 +416,7 @@ class NestEncoder(Encoder):
         self._tool_in_step = False
         self._cancelled_frame = b'{"kind":"cancelled"}'
         self._approvals: set[str] = set()  # calls that went through newer approval frames
+        self._bracket_frames: dict[type, bytes] = {}
         self._text_head = self._head + b'{"kind":"text","text":'
         self._reasoning_head = self._head + b'{"kind":"reasoning","text":'
         self._text_tail = b"}" + self._tail
@@ -458,11 +463,24 @@ class NestEncoder(Encoder):
 
     def _open_step(self, parts: list[bytes]) -> None:
         if not self._step_open:
-            self._handle(StepStart(synthetic=True), parts)
+            self._synthetic_bracket(_STEP_OPENS, parts)
 
     def _close_step(self, parts: list[bytes]) -> None:
         if self._step_open:
-            self._handle(StepFinish(synthetic=True), parts)
+            self._synthetic_bracket(_STEP_CLOSES, parts)
+
+    def _synthetic_bracket(self, bracket: StepStart | StepFinish, parts: list[bytes]) -> None:
+        """A step bracket the client needs but the source did not send. Its frames are always
+        the same, so they are made once (unless frames are numbered)."""
+        frames = self._bracket_frames.get(type(bracket))
+        if frames is None or self.sequence_ids:
+            mark = len(parts)
+            self._handle(bracket, parts)
+            self._bracket_frames[type(bracket)] = b"".join(parts[mark:])
+            return
+        parts.append(frames)
+        self._step_open = type(bracket) is StepStart  # what _handle does for a bracket
+        self._tool_in_step = False
 
     # -- events --------------------------------------------------------------------------
 

@@ -252,7 +252,17 @@ class TextPieces:
         return self._counted_chars
 
     def text(self) -> str:
-        return "".join(self.pieces)
+        """The whole text, kept as the only piece: asking again (a terminal's text, then the
+        check that it says what was streamed) costs no copy."""
+        pieces = self.pieces
+        if not pieces:
+            return ""
+        if len(pieces) > 1:
+            whole = "".join(pieces)
+            pieces[:] = [whole]
+            self._joined = self._counted = 1
+            self._joined_chars = self._counted_chars = len(whole)
+        return pieces[0]
 
 
 def _append_deltas(out: list[Event], texts: list[str], reasoning: bool = False) -> None:
@@ -491,7 +501,7 @@ class Decoder:
         elif kind is Terminal:
             self._terminated = True
             if event.text is UNSET and event.message_id is UNSET:  # type: ignore[attr-defined]
-                event.text = "".join(self._text)  # type: ignore[attr-defined]
+                event.text = self._pieces.text()  # type: ignore[attr-defined]
         out.append(event)
 
     # -- internals ----------------------------------------------------------------------
@@ -695,7 +705,7 @@ class Encoder:
         return derived_id(prefix, self._first) if self._first is not None else prefix + "0"
 
     def _assembled(self) -> str:
-        return "".join(self._text)
+        return self._pieces.text()
 
     # -- internals ----------------------------------------------------------------------
 

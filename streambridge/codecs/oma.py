@@ -341,7 +341,7 @@ class OmaDecoder(Decoder):
             end.status = "cancelled"
         if usage is not UNSET and (usage.input_tokens or usage.output_tokens):
             end.usage = Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
-        end.text = "".join(self._text)
+        end.text = self._pieces.text()
         if bytes(w.data) != self._ledger.done_payload(end):
             end.result = w.data
         if w.error_info is not UNSET:

@@ -58,6 +58,7 @@ __all__ = [
     "ToolOutput",
     "UiComponent",
     "Usage",
+    "Verbatim",
     "decode_event",
     "encode_event",
 ]
@@ -106,12 +107,24 @@ class Source(Struct, **_CONFIG):
     score: int | float | UnsetType = UNSET
 
 
+class Verbatim(Struct, **_CONFIG):
+    """Top-level members of a source frame kept byte for byte because fields nested in them are
+    unknown to the codec (a newer ``usage`` member, say): the event says what is known, and the
+    ``origin`` codec's encoder writes these members back instead of its own encoding of them.
+    Other codecs carry the event whole, so the members come back on the cross trip too."""
+
+    origin: str
+    members: dict[str, Raw]
+
+
 class Event(Struct, tag_field="type", **_CONFIG):
-    """Fields every event has. ``extra`` keeps unknown wire fields in their received order."""
+    """Fields every event has. ``extra`` keeps unknown wire fields in their received order,
+    ``verbatim`` the known ones that hold unknown fields."""
 
     message_id: str | UnsetType = UNSET
     synthetic: bool = False
     extra: dict[str, Raw] | UnsetType = UNSET
+    verbatim: Verbatim | UnsetType = UNSET
     seq: int | UnsetType = UNSET  # an SSE ``id:`` sequence number (newer nest); a transport cursor
 
 

@@ -139,6 +139,13 @@ def test_each_rule_fires_on_a_stream_that_breaks_it(rule: str) -> None:
     assert all(f["name"] == RULES[f["rule"]][0] for f in found)
 
 
+def test_unknown_fields_nested_in_a_known_member_are_reported() -> None:
+    finish = 'data: {"kind":"step-finish","usage":{"inputTokens":1,"outputTokens":2,"futureTokens":3}}'
+    found = findings("-", "--protocol", "nest", input=sse(META, STEP, finish, DONE))
+    assert [(f["rule"], f["frame"]) for f in found] == [("SB007", 3)]
+    assert "inside usage of a step-finish event" in found[0]["message"]
+
+
 def test_nest_must_open_with_meta_once() -> None:
     assert "SB012" in rules("-", "--protocol", "nest", input=sse(STEP, NEST_TEXT, FINISH, DONE))
     assert "SB013" in rules("-", "--protocol", "nest", input=sse(META, STEP, META, NEST_TEXT, FINISH, DONE))

@@ -15,13 +15,14 @@ from streambridge.events import (
     Malformed,
     ReasoningDelta,
     RunStart,
+    StepFinish,
     Terminal,
     TextDelta,
     ToolCall,
     ToolOutput,
 )
 
-from .corpus import CODECS, SCENARIOS, convert, decode, encode, golden
+from .corpus import CODECS, SCENARIOS, canonical, convert, decode, encode, golden
 
 
 def frames(data: bytes) -> list[bytes]:
@@ -308,17 +309,51 @@ def test_terminal_table(status: str, nest_marker: bytes, oma_marker: str) -> Non
         assert decode(codec, out)[-1].status == status
 
 
-def test_unknown_fields_nested_in_a_known_frame_keep_the_frame(caplog: pytest.LogCaptureFixture) -> None:
-    data = (
+NESTED_UNKNOWN = {
+    "nest": (
         b'event: meta\ndata: {"runId":"r","threadId":"t"}\n\ndata: {"kind":"step-start"}\n\n'
         b'data: {"kind":"step-finish","usage":{"inputTokens":1,"outputTokens":2,"futureTokens":3},"costUsd":null}\n\n'
-        b"event: done\ndata: {}\n\n"
-    )
-    with caplog.at_level(logging.WARNING, logger="streambridge"):
-        events = decode("nest", data, strict=True)
-    finish = events[2]
-    assert finish.usage.input_tokens == 1 and finish.cost_usd is None
-    assert "unknown fields nested inside a 'step-finish' frame were dropped" in caplog.text
+        b"event: done\ndata: {}\n\n",
+        StepFinish,
+    ),
+    "agentkit": (
+        b'data: {"type":"turn_start","turnId":"r","messageId":"msg-r"}\n\n'
+        b'data: {"type":"tool_call","messageId":"msg-r","call":{"id":"c1","name":"lookup",'
+        b'"argumentsJson":"{\\"q\\":1}","status":"running","sandbox":{"id":7}}}\n\n'
+        b'data: {"type":"turn_end","turnId":"r","messageId":"msg-r","result":{"status":"succeeded","text":"",'
+        b'"provider":"streambridge","trace":"t-1"}}\n\n',
+        ToolCall,
+    ),
+    "oma": (
+        b'{"type":"tool_use","data":{"type":"tool_use","id":"c1","name":"lookup","input":{"q":1},'
+        b'"cache_control":{"type":"ephemeral"}}}\n'
+        b'{"type":"done","data":{"success":true,"status":{"code":"ok"},"output":"","messages":[],'
+        b'"tokenUsage":{"input_tokens":0,"output_tokens":0},"toolCalls":[{"toolName":"lookup","input":{"q":1},'
+        b'"output":"","duration":0}]}}\n',
+        ToolCall,
+    ),
+}
+
+
+TOOL_CALL_FRAMES = {"nest": b'{"kind":"tool-input-available"', "agentkit": b'{"type":"tool_call"', "oma": b'{"type":"tool_use"'}
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_unknown_fields_nested_in_a_known_frame_survive(codec: str) -> None:
+    """A known frame with fields unknown deeper down is understood for what is known (its
+    event is the known one in every target) and comes back byte for byte."""
+    data, kind = NESTED_UNKNOWN[codec]
+    events = decode(codec, data, strict=True)
+    event = next(e for e in events if type(e) is kind)
+    assert event.verbatim is not UNSET and event.verbatim.origin == codec
+    assert encode(codec, events) == data  # round trip
+    for via in CODECS:
+        if via == codec:
+            continue
+        if kind is ToolCall:  # a client of the other protocol sees the call
+            assert TOOL_CALL_FRAMES[via] in encode(via, events)
+        assert canonical(decode(codec, convert(via, codec, encode(via, events)))) == canonical(events)
+        assert convert(via, codec, encode(via, events)) == data  # cross trip, byte for byte
 
 
 def test_translator_reports_the_terminal_and_what_came_after_it() -> None:

@@ -316,8 +316,8 @@ class AgentkitDecoder(Decoder):
         kind = raw_str(envelope.get("type"))
         if kind in _TYPES:
             known, extra = split_extra(envelope, _FIELDS[kind])
-            wire = decode_known(_TYPES[kind], known, kind, self.codec)
-            return self._event(wire, extra or UNSET)
+            wire, verbatim = decode_known(_TYPES[kind], known, kind)
+            return self._with_verbatim(self._event(wire, extra or UNSET), verbatim)
         if kind is not None and kind.startswith("data-") and "event" in envelope:
             return [self._carrier(frame.data, frame)]
         mid = raw_str(envelope.get("messageId"))
@@ -446,7 +446,7 @@ class AgentkitEncoder(Encoder):
         return b'{"type":' + name + b',"messageId":' + json_encode(mid) + b"," + body + b"}"
 
     def _fast_text(self, e: TextDelta) -> bytes | None:
-        if e.message_id is UNSET or e.synthetic or e.part_id is not UNSET or e.extra is not UNSET:
+        if e.message_id is UNSET or e.synthetic or e.part_id is not UNSET or e.extra is not UNSET or e.verbatim is not UNSET:
             return super()._fast_text(e)
         mid = json_encode(e.message_id)  # another agent's message: agentkit says it natively
         return self._head + b'{"type":"text_delta","messageId":' + mid + b',"text":' + json_encode(e.text) + self._text_tail

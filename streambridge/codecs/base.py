@@ -45,6 +45,7 @@ from ..events import (
     ToolInputDelta,
     ToolInputStart,
     ToolOutput,
+    Verbatim,
     decode_event,
     encode_event,
 )
@@ -129,13 +130,11 @@ def splice_extra(payload: bytes, extra: dict[str, Raw]) -> bytes:
     return payload[:-1] + b"," + members + b"}"
 
 
-def split_extra(
-    envelope: dict[str, Raw], known: frozenset[str]
-) -> tuple[bytes, dict[str, Raw]]:
-    """Known members re-encoded as one object, and the unknown ones apart (order kept)."""
+def split_extra(envelope: dict[str, Raw], known: frozenset[str]) -> tuple[dict[str, Raw], dict[str, Raw]]:
+    """The known members and the unknown ones, apart (order kept)."""
     known_part = {k: v for k, v in envelope.items() if k in known}
     extra = {k: v for k, v in envelope.items() if k not in known}
-    return json_encode(known_part), extra
+    return known_part, extra
 
 
 _any_decoder = msgspec.json.Decoder()
@@ -155,22 +154,38 @@ def parse_arguments(arguments: str | UnsetType) -> tuple[Raw, bool]:
     return Raw(data), True
 
 
-def decode_known(cls: type[msgspec.Struct], known: bytes, kind: str, codec: str) -> msgspec.Struct:
+def decode_known(
+    cls: type[msgspec.Struct], known: dict[str, Raw], kind: str
+) -> tuple[msgspec.Struct, dict[str, Raw]]:
     """Decode the known members of a frame whose unknown top-level members were set apart.
 
-    Unknown members nested deeper (a new field inside nest's ``usage``) have no place to go
-    back to: the frame is still understood, and what was dropped is logged.
+    Members holding unknown fields deeper down (a new field inside nest's ``usage``) are
+    decoded for what is known, and come back as the second value, byte for byte, for the
+    event's :class:`~streambridge.events.Verbatim`: nothing is lost.
     """
+    data = json_encode(known)
     try:
-        return msgspec.json.decode(known, type=cls)
+        return msgspec.json.decode(data, type=cls), {}
     except msgspec.ValidationError:
         pass
     try:
-        wire = _lenient_decoder(cls).decode(known)
+        wire = decode_lenient(cls, data)
     except msgspec.ValidationError as exc:
         raise FrameProblem(f"a valid {kind!r} frame ({exc})") from None
-    log.warning("%s: unknown fields nested inside a %r frame were dropped", codec, kind)
+    return wire, verbatim_members(wire, known)
+
+
+def decode_lenient(cls: type[msgspec.Struct], data: bytes | Raw) -> msgspec.Struct:
+    """``data`` as ``cls`` with unknown fields at any depth left out (``ValidationError`` if
+    it is not one)."""
+    wire = _lenient_decoder(cls).decode(data)
     return msgspec.json.decode(json_encode(wire), type=cls)
+
+
+def verbatim_members(wire: msgspec.Struct, original: dict[str, Raw]) -> dict[str, Raw]:
+    """The original members that the decoded ``wire`` does not say byte for byte."""
+    said = _envelope_decoder.decode(json_encode(wire))
+    return {k: v for k, v in original.items() if k in said and bytes(said[k]) != bytes(v)}
 
 
 @functools.cache
@@ -482,6 +497,12 @@ class Decoder:
         self._from_carrier = True
         return event
 
+    def _with_verbatim(self, events: list[Event], members: dict[str, Raw]) -> list[Event]:
+        """Attach a frame's members that hold unknown fields to the frame's event (its last)."""
+        if members and events:
+            events[-1].verbatim = Verbatim(origin=self.codec, members=members)
+        return events
+
     def _unknown(self, name: str, frame: Frame, message_id: str | None = None) -> DataPart:
         """An unknown kind: kept whole, verbatim."""
         part = DataPart(name=name, origin=self.codec, data=Raw(frame.data))
@@ -643,6 +664,7 @@ class Encoder:
             and not event.synthetic
             and event.part_id is UNSET
             and event.extra is UNSET
+            and event.verbatim is UNSET
         ):
             return self._text_head + json_encode(event.text) + self._text_tail
         return None
@@ -663,8 +685,15 @@ class Encoder:
         """Frame an event's payloads, with a carrier when they do not say all of it.
 
         The carrier goes before the frames it covers, except for a run start: a protocol's
-        first frame must stay first, so its carrier follows and amends it (covers 0).
+        first frame must stay first, so its carrier follows and amends it (covers 0). Members
+        this codec decoded with unknown fields inside go back as they came; another codec's
+        such members make a carrier.
         """
+        if event.verbatim is not UNSET:
+            if event.verbatim.origin == self.codec:
+                payloads = _with_verbatim(payloads, event.verbatim.members)
+            else:
+                native = False
         amend = type(event) is RunStart
         if not native and not amend:
             parts.append(self._carry(event, len(payloads)))
@@ -740,6 +769,19 @@ class Encoder:
             self._text_ready = False
             return
         self._text_ready = self._plain_text_ok()
+
+
+def _with_verbatim(payloads: list[Payload], members: dict[str, Raw]) -> list[Payload]:
+    """The payloads with the event's frame (the first unnamed one) saying ``members`` as
+    received, in place of this codec's encoding of them."""
+    out = list(payloads)
+    for i, payload in enumerate(out):
+        if type(payload) is bytes:
+            frame = _envelope_decoder.decode(payload)
+            frame.update(members)
+            out[i] = json_encode(frame)
+            break
+    return out
 
 
 #: the events ``_event`` does something for before the codec sees them

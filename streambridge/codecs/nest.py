@@ -339,8 +339,8 @@ class NestDecoder(Decoder):
             return [self._unknown("", frame)]
         if kind in _KINDS:
             known, extra = split_extra(envelope, _FIELDS[kind])
-            wire = decode_known(_KINDS[kind], known, kind, self.codec)
-            return self._event(wire, extra or UNSET)
+            wire, verbatim = decode_known(_KINDS[kind], known, kind)
+            return self._with_verbatim(self._event(wire, extra or UNSET), verbatim)
         if kind.startswith("data-") and "event" in envelope:
             return [self._carrier(data, frame)]
         return [self._unknown(kind, frame)]

@@ -43,6 +43,7 @@ from .base import (
     TextPieces,
     canonical_failure,
     decode_envelope,
+    decode_lenient,
     default_failure,
     json_encode,
     parse_arguments,
@@ -50,6 +51,7 @@ from .base import (
     splice_extra,
     split_extra,
     status_for_code,
+    verbatim_members,
 )
 from .framing import Frame
 
@@ -73,6 +75,12 @@ class ToolResultBlock(Struct, tag_field="type", tag="tool_result", **_W):
     tool_use_id: str
     content: Raw
     is_error: bool | UnsetType = UNSET
+
+
+class _OneBlock(Struct, **_W):
+    """An event's ``data`` member alone: what an encoder writes of a content block."""
+
+    data: ToolUseBlock | ToolResultBlock
 
 
 class _Hot(Struct, tag_field="type", **_W):
@@ -132,8 +140,6 @@ class _ErrorInfo(Struct):
 
 _event_decoder = msgspec.json.Decoder(OmaEventW)
 _plain_decoder = msgspec.json.Decoder(TextW | ReasoningW | ToolUseW | ToolResultW)
-_tool_use_decoder = msgspec.json.Decoder(ToolUseBlock)
-_tool_result_decoder = msgspec.json.Decoder(ToolResultBlock)
 _probe_decoder = msgspec.json.Decoder(_LayerProbe)
 _status_decoder = msgspec.json.Decoder(_AgentStatus)
 _error_data_decoder = msgspec.json.Decoder(_ErrorData)
@@ -277,7 +283,7 @@ class OmaDecoder(Decoder):
                 return [self._unknown(kind or "", frame)]
             known, extra = split_extra(envelope, _FIELDS)
             try:
-                w = _event_decoder.decode(known)
+                w = _event_decoder.decode(json_encode(known))
             except msgspec.ValidationError as exc:
                 raise FrameProblem(f"a StreamEvent {{type, data, errorInfo?}} ({exc})") from None
         except msgspec.DecodeError as exc:
@@ -294,18 +300,22 @@ class OmaDecoder(Decoder):
             if text is None:
                 raise FrameProblem(f"a string as the data of a {t!r} event")
             return [TextDelta(text=text) if t == "text" else ReasoningDelta(text=text)]
-        if t == "tool_use":
+        if t == "tool_use" or t == "tool_result":
+            cls = ToolUseBlock if t == "tool_use" else ToolResultBlock
             try:
-                b = _tool_use_decoder.decode(w.data)
+                block = msgspec.json.decode(w.data, type=cls)
+                verbatim: dict[str, Raw] = {}
             except msgspec.ValidationError:
-                return [self._unknown(t, frame)]
-            return [ToolCall(call_id=b.id, name=b.name, input=b.input, signature=b.signature)]
-        if t == "tool_result":
-            try:
-                r = _tool_result_decoder.decode(w.data)
-            except msgspec.ValidationError:
-                return [self._unknown(t, frame)]
-            return [self._tool_result(r)]
+                try:  # fields this codec does not know: read for what it knows, kept verbatim
+                    block = decode_lenient(cls, w.data)  # type: ignore[assignment]
+                except msgspec.ValidationError:
+                    return [self._unknown(t, frame)]
+                verbatim = verbatim_members(_OneBlock(data=block), {"data": w.data})
+            if type(block) is ToolUseBlock:
+                event = ToolCall(call_id=block.id, name=block.name, input=block.input, signature=block.signature)
+            else:
+                event = self._tool_result(block)  # type: ignore[arg-type]
+            return self._with_verbatim([event], verbatim)
         if t == "done":
             return [self._done(w)]
         if t == "error":

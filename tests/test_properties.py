@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from streambridge import StreamError, translate
+from streambridge.codecs import get
 from streambridge.events import (
     Citation,
     Failure,
@@ -115,6 +116,36 @@ def test_random_conversations_are_chunking_invariant(events: list, source: str, 
     whole = b"".join(translate([data], source=source, target=target))
     assert whole == convert(source, target, data)
     assert b"".join(translate(pieces, source=source, target=target)) == whole
+
+
+@SETTINGS
+@given(
+    conversations(),
+    st.sampled_from(CODECS),
+    st.sampled_from(["sse", "ndjson"]),
+    st.lists(st.integers(1, 12), min_size=1),
+)
+def test_the_hot_path_decodes_what_the_full_path_decodes(events: list, codec: str, framing: str, groups: list[int]) -> None:
+    """Chunks of whole frames in random groups: the parser hands runs of them to the hot path."""
+    data = encode(codec, events, framing=framing)
+    end = b"\n\n" if framing == "sse" else b"\n"
+    frames = [f + end for f in data.split(end) if f]
+    chunks, i, k = [], 0, 0
+    while i < len(frames):
+        n = groups[k % len(groups)]
+        chunks.append(b"".join(frames[i : i + n]))
+        i, k = i + n, k + 1
+    full = get(codec).decoder(framing)  # type: ignore[arg-type]
+    full._hot_decoder = None  # every frame the full way
+    expected = full.feed(data) + full.close()
+    hot = get(codec).decoder(framing)  # type: ignore[arg-type]
+    out: list = []
+    for chunk in chunks:
+        hot.feed(chunk, out)
+    assert canonical(hot.close(out)) == canonical(expected)
+    for target in CODECS:
+        translated = b"".join(translate(chunks, source=codec, target=target, source_framing=framing))
+        assert translated == encode(target, expected)
 
 
 @settings(deadline=None)

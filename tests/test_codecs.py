@@ -426,7 +426,7 @@ class _DeltaRuns(list):
         super().__init__()
         self.runs: list[tuple[bool, list[str]]] = []
 
-    def deltas(self, texts: list[str], reasoning: bool = False) -> None:
+    def deltas(self, texts: list[str], reasoning: bool = False, seqs: list[str] | None = None) -> None:
         self.runs.append((reasoning, list(texts)))
         self.extend((ReasoningDelta if reasoning else TextDelta)(text=t) for t in texts)
 

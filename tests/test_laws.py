@@ -29,6 +29,7 @@ from streambridge.events import (
     ToolInputDelta,
     ToolInputStart,
     ToolOutput,
+    encode_event,
 )
 
 from .corpus import CODECS, canonical, capture_body, capture_paths, convert, decode, encode, golden
@@ -217,6 +218,38 @@ def test_the_hot_path_decodes_what_the_full_path_decodes(scenario: str, codec: s
     for target in CODECS:  # and a translation's text runs write what event-by-event encoding writes
         translated = b"".join(translate(pieces, source=codec, target=target, source_framing=framing))
         assert translated == encode(target, expected)
+
+
+def test_the_hot_path_keeps_nest_sequence_numbers(scenario: str) -> None:
+    """Numbered nest frames (``id:`` on every event) take the hot path too, seq included."""
+    data = encode("nest", decode("nest", golden(scenario, "nest")), sequence_ids=True)
+    full = get("nest").decoder()
+    full._hot_decoder = None
+    expected = full.feed(data) + full.close()
+    # the run start and the frame after it alone (a run start is held until the next frame),
+    # then each run of numbered frames in one chunk, the others alone
+    frames = [f + b"\n\n" for f in data.split(b"\n\n") if f]
+    chunks: list[bytes] = frames[:2]
+    for frame in frames[2:]:
+        if frame.startswith(b"id: ") and len(chunks) > 2 and chunks[-1].startswith(b"id: "):
+            chunks[-1] += frame
+        else:
+            chunks.append(frame)
+    hot = get("nest").decoder()
+    taken: list[int] = []
+    take_run = hot._take_run
+
+    def counted(blocks: list[bytes], skip: int, ids: list[bytes] | None = None) -> int:
+        taken.append(take_run(blocks, skip, ids))
+        return taken[-1]
+
+    hot._take_run = counted  # type: ignore[method-assign]
+    events: list[Event] = []
+    for chunk in chunks:
+        hot.feed(chunk, events)
+    assert [encode_event(e) for e in hot.close(events)] == [encode_event(e) for e in expected]
+    if scenario == "plain-text":  # the hot path took every numbered frame after the first
+        assert sum(taken) == sum(f.startswith(b"id: ") for f in frames[2:]) > 0
 
 
 @pytest.mark.parametrize(("source", "target"), ALL_PAIRS)

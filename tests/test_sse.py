@@ -196,3 +196,69 @@ def test_ndjson_oversize_line_is_reported(size: int) -> None:
     frames = parser.feed(b"x" * size) + parser.feed(b'\n{"ok":1}\n') + parser.close()
     assert [f.data for f in frames] == ([b'{"ok":1}'] if size > 64 else [b"x" * size, b'{"ok":1}'])
     assert len(parser.problems) == (1 if size > 64 else 0)
+
+
+# -- the hot path: runs of plain frames handed to a consumer --------------------------------
+
+
+def _handed(data: bytes, decline_at: int | None = None) -> tuple[list[tuple[bytes, str]], list[Frame], SSEParser]:
+    """What a parser with a consumer hands on, fed whole: the payloads the consumer took (with
+    the id each carried), the frames of the rest, and the parser (for its state)."""
+    taken: list[tuple[bytes, str]] = []
+
+    def consume(blocks, skip, ids):  # type: ignore[no-untyped-def]
+        count = len(blocks) if decline_at is None else min(len(blocks), max(decline_at - len(taken), 0))
+        for i in range(count):
+            taken.append((blocks[i][skip:], "" if ids is None else ids[i][4:].decode()))
+        return count
+
+    parser = SSEParser()
+    parser.on_plain = consume
+    frames = parser.feed(data)
+    return taken, frames, parser
+
+
+NUMBERED = b"id: 1\ndata: a\n\nid: 2\ndata: b\n\nid: 30\ndata: c\n\n"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"data: a\n\ndata: b\n\n",
+        NUMBERED,
+        NUMBERED + b"event: done\ndata: {}\n\n",
+        b"id: x1\ndata: a\n\nid: 2\ndata: b\n\n",  # an id that is not a number
+        b"id: \ndata: a\n\n",  # an empty id resets the last event id
+        b"id:5\ndata: a\n\n",  # no space after the colon: still the id 5
+        b"id: 1id: 2\ndata: a\n\n",
+        b"id: 1\n\ndata: a\n\n",  # an id alone, then data under it
+        b"id: 1\ndata: a\ndata: b\n\n",
+    ],
+)
+def test_the_hot_path_hands_on_what_the_parser_delivers(data: bytes) -> None:
+    """Taken payloads plus the remaining frames are the frames a parser without a consumer
+    delivers, with the same ids, and the parser ends in the same state."""
+    plain = SSEParser()
+    expected = plain.feed(data)
+    for decline_at in (None, 0, 1, 2):
+        taken, frames, parser = _handed(data, decline_at)
+        own = [(f.data, f.last_id if f.own_id else "") for f in expected[: len(taken)]]
+        assert taken == own
+        rest = [(f.data, f.last_id, f.own_id, f.index, f.offset) for f in expected[len(taken) :]]
+        assert [(f.data, f.last_id, f.own_id, f.index, f.offset) for f in frames] == rest
+        assert (parser._index, parser._pos, parser._last_id, parser._id_buffer) == (
+            plain._index, plain._pos, plain._last_id, plain._id_buffer,
+        )
+
+
+def test_numbered_frames_reach_the_consumer_as_one_run() -> None:
+    runs: list[list[str]] = []
+
+    def consume(blocks, skip, ids):  # type: ignore[no-untyped-def]
+        runs.append([i[4:].decode() for i in ids] if ids is not None else [])
+        return len(blocks)
+
+    parser = SSEParser()
+    parser.on_plain = consume
+    assert parser.feed(NUMBERED) == []
+    assert runs == [["1", "2", "30"]]

@@ -291,16 +291,15 @@ class AgentkitDecoder(Decoder):
     _hot_text = TextDeltaW
     _hot_reasoning = ThinkingDeltaW
 
-    def _take_wire(self, wire: _T, payload: bytes) -> bool:
+    def _take_wire(self, wire: _T, payload: bytes) -> Event | None:
         if not payload.isascii():
-            return False  # raw JSON members are not UTF-8-checked by msgspec: the full way does it
+            return None  # raw JSON members are not UTF-8-checked by msgspec: the full way does it
         if type(wire) is TurnStartW or type(wire) is TurnEndW:
-            return False
+            return None
         event = self._event(wire, UNSET)[0]
         if type(event) is TextDelta and event.message_id is UNSET:
             self._text.append(event.text)
-        self._out.append(event)
-        return True
+        return event
 
     def _decode(self, frame: Frame) -> list[Event]:
         try:

@@ -280,10 +280,16 @@ class TextPieces:
         return pieces[0]
 
 
-def _append_deltas(out: list[Event], texts: list[str], reasoning: bool = False) -> None:
+def _append_deltas(
+    out: list[Event], texts: list[str], reasoning: bool = False, seqs: Sequence[bytes] | None = None
+) -> None:
     make = ReasoningDelta if reasoning else TextDelta
-    for text in texts:
-        out.append(make(text=text))
+    if seqs is None:
+        for text in texts:
+            out.append(make(text=text))
+    else:
+        for text, seq in zip(texts, seqs, strict=True):
+            out.append(make(text=text, seq=int(seq[4:])))  # an `id: <digits>` line
 
 
 class EncodingSink:
@@ -298,13 +304,13 @@ class EncodingSink:
         self.count = 0
         self.terminal: Terminal | None = None
 
-    def deltas(self, texts: list[str], reasoning: bool = False) -> None:
+    def deltas(self, texts: list[str], reasoning: bool = False, seqs: Sequence[bytes] | None = None) -> None:
         """A run of plain text (or reasoning) deltas of the primary message, written without
         making events when the encoder can write them as they stand (the hot path of every
-        translation: deltas are nearly all of a stream)."""
+        translation: deltas are nearly all of a stream). No encoder writes ``seqs``."""
         encoder = self._encoder
         if not encoder._text_ready:
-            _append_deltas(self, texts, reasoning)  # type: ignore[arg-type]
+            _append_deltas(self, texts, reasoning, seqs)  # type: ignore[arg-type]
             return
         # writing plain deltas changes no encoder state, so the whole run is one join
         self.count += len(texts)
@@ -360,7 +366,7 @@ class Decoder:
         self._held: Event | None = None
         self._from_carrier = False
         self._out: list[Event] = []
-        self._out_deltas: Callable[[list[str], bool], None] = lambda texts, reasoning: None
+        self._out_deltas: Callable[[list[str], bool, Sequence[bytes] | None], None] = lambda *run: None
         #: the message id a text wire must carry to be primary text; None when every text wire
         #: of the protocol is (agentkit: its primary message, once known)
         self._text_owner: object = None
@@ -427,23 +433,28 @@ class Decoder:
     _hot_text: ClassVar[type] = type(None)
     _hot_reasoning: ClassVar[type] = type(None)
 
-    def _take_wire(self, wire: Any, payload: bytes) -> bool:
-        """The hot path for one decoded frame that is not a primary delta: append its event to
-        ``_out`` and return True, or return False to send the frame the full way instead.
+    def _take_wire(self, wire: Any, payload: bytes) -> Event | None:
+        """The hot path for one decoded frame that is not a primary delta: its event, or None
+        to send the frame the full way instead.
 
         It must not take run starts, terminals or carriers (those need the full way), and what
         it changes before declining must be safe to change again on the full way."""
-        return False
+        return None
 
-    def _take_run(self, blocks: Sequence[bytes], skip: int) -> int:
+    #: whether the protocol's SSE ``id:`` numbers are its events' ``seq`` (newer nest)
+    _numbered: ClassVar[bool] = False
+
+    def _take_run(self, blocks: Sequence[bytes], skip: int, ids: Sequence[bytes] | None = None) -> int:
         """The parser's hot path (see ``SSEParser.on_plain``): decode plain frames in order and
         hand each run of primary text (or reasoning) deltas to the output in one call, which an
         encoding sink writes without making an event per delta."""
         decode = self._hot_decoder.decode  # type: ignore[union-attr]
         text_type, reasoning_type = self._hot_text, self._hot_reasoning
         owner = self._text_owner
+        seqs = ids if self._numbered else None
         run: list[str] = []
         run_type: type | None = None
+        run_from = 0
         taken = len(blocks)
         for index, block in enumerate(blocks):
             payload = block[skip:]
@@ -456,25 +467,32 @@ class Decoder:
             if (t is text_type or t is reasoning_type) and (owner is None or wire.message_id == owner):
                 if t is not run_type:
                     if run:
-                        self._take_deltas(run, run_type is reasoning_type)
-                    run, run_type = [], t
+                        self._take_deltas(run, run_type is reasoning_type, seqs, run_from)
+                    run, run_type, run_from = [], t, index
                 run.append(wire.text)  # msgspec has checked its UTF-8
                 continue
             if run:
-                self._take_deltas(run, run_type is reasoning_type)
+                self._take_deltas(run, run_type is reasoning_type, seqs, run_from)
                 run, run_type = [], None
-            if not self._take_wire(wire, payload):
+            event = self._take_wire(wire, payload)
+            if event is None:
                 taken = index
                 break
+            if seqs is not None:
+                event.seq = int(seqs[index][4:])  # an `id: <digits>` line
+            self._out.append(event)
             owner = self._text_owner
         if run:
-            self._take_deltas(run, run_type is reasoning_type)
+            self._take_deltas(run, run_type is reasoning_type, seqs, run_from)
         return taken
 
-    def _take_deltas(self, texts: list[str], reasoning: bool) -> None:
+    def _take_deltas(self, texts: list[str], reasoning: bool, seqs: Sequence[bytes] | None, start: int) -> None:
         if not reasoning:
             self._text.extend(texts)
-        self._out_deltas(texts, reasoning)
+        if seqs is None:
+            self._out_deltas(texts, reasoning, None)
+        else:
+            self._out_deltas(texts, reasoning, seqs[start : start + len(texts)])
 
     def _finish(self, out: list[Event]) -> None:
         """End of input: flush anything held back."""

@@ -29,8 +29,9 @@ __all__ = [
 Framing = Literal["sse", "ndjson"]
 DEFAULT_MAX_EVENT_SIZE = 16 * 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
-#: a codec's hot path: ``(blocks, skip)`` → how many payloads (``block[skip:]``) it took
-PlainConsumer = Callable[[Sequence[bytes], int], int]
+#: a codec's hot path: ``(blocks, skip, ids)`` → how many payloads (``block[skip:]``) it took;
+#: ``ids``, when given, holds each payload's own ``id: <ASCII digits>`` line
+PlainConsumer = Callable[[Sequence[bytes], int, "Sequence[bytes] | None"], int]
 
 
 class Frame(Struct, gc=False):
@@ -90,10 +91,10 @@ class SSEParser:
         self._index = 0
         self._pending: list[bytes] = []
         self._pending_size = 0
-        #: optional hot-path consumer of one-line ``data:`` events: ``on_plain(blocks, skip)``
-        #: takes payloads (each ``block[skip:]``) from the front, in order, and returns how many
-        #: it took; the rest become frames. Called only while no other frame of the same feed
-        #: is pending, so order is kept.
+        #: optional hot-path consumer of one-line ``data:`` events (alone or after their own
+        #: ``id:`` line): ``on_plain(blocks, skip, ids)`` takes payloads (each ``block[skip:]``)
+        #: from the front, in order, and returns how many it took; the rest become frames.
+        #: Called only while no other frame of the same feed is pending, so order is kept.
         self.on_plain: PlainConsumer | None = None
 
     def feed(self, chunk: bytes) -> list[Frame]:
@@ -149,12 +150,20 @@ class SSEParser:
         last_id = self._id_buffer
         plain = self.on_plain
         if plain is not None:
-            # the leading one-line `data:` events go to the hot path as one run
+            # the leading one-line `data:` events (or numbered ones) go to the hot path as a run
             if len(data) < limit and self._all_plain(data, rest, len(blocks)):
                 offered = len(blocks)  # checked with two C-level counts per chunk
+                taken = plain(blocks, 6, None)
+            elif offered := self._plain_prefix(blocks):
+                taken = plain(blocks[:offered], 6, None)
+            elif len(data) < limit and (numbered := self._all_numbered(data, rest, len(blocks))):
+                data_lines, id_lines = numbered
+                offered = len(blocks)
+                taken = plain(data_lines, 6, id_lines)
+                if taken:
+                    last_id = self._id_buffer = id_lines[taken - 1][4:].decode()
             else:
-                offered = self._plain_prefix(blocks)
-            taken = plain(blocks if offered == len(blocks) else blocks[:offered], 6) if offered else 0
+                offered = taken = 0
             if taken == len(blocks) and taken:  # all of them: the common case
                 self._index = index + taken
                 self._last_id = last_id
@@ -169,7 +178,7 @@ class SSEParser:
         for block in blocks:
             if block.startswith(b"data: ") and b"\n" not in block and len(block) < limit:
                 index += 1
-                if not (plain is not None and not out and plain((block,), 6)):
+                if not (plain is not None and not out and plain((block,), 6, None)):
                     append(Frame(block[6:], "", last_id, False, index, pos))
             else:
                 self._index = index
@@ -197,6 +206,27 @@ class SSEParser:
             if not (block.startswith(b"data: ") and b"\n" not in block and len(block) < limit):
                 return count
         return len(blocks)
+
+    @staticmethod
+    def _all_numbered(data: bytes, rest: bytes, blocks: int) -> tuple[list[bytes], list[bytes]] | None:
+        """When every complete block is an ``id:`` line of ASCII digits then one ``data:`` line
+        (newer nest numbers every event so): the data lines and the id lines. JSON holds no raw
+        line end, so three line ends per block make the complete part id, data, blank, id, ...;
+        the rest is checked with C-level counts and joins."""
+        end = len(data) - len(rest)
+        if not blocks or data.count(b"\n", 0, end) != 3 * blocks or not data.startswith(b"id: "):
+            return None
+        lines = data[: end - 2].split(b"\n")
+        if b"".join(lines[2::3]):
+            return None  # not id, data, blank, ...
+        # with that shape, these counts can only match at the start of id and data lines
+        if data.count(b"\n\nid: ", 0, end) != blocks - 1 or data.count(b"\ndata: ", 0, end) != blocks:
+            return None
+        id_lines = lines[0::3]
+        ids = b"".join(id_lines)
+        if ids.count(b"id: ") != blocks or min(map(len, id_lines)) < 5 or not ids.replace(b"id: ", b"").isdigit():
+            return None  # an id that is empty or not only digits
+        return lines[1::3], id_lines
 
     @staticmethod
     def _all_plain(data: bytes, rest: bytes, blocks: int) -> bool:
@@ -401,7 +431,7 @@ class NDJSONParser:
             return 0, True
         lines = data.split(b"\n")
         rest = lines.pop()
-        taken = self.on_plain(lines, 0)  # type: ignore[misc]
+        taken = self.on_plain(lines, 0, None)  # type: ignore[misc]
         self._index += taken
         if taken == len(lines):
             return len(data) - len(rest), True
@@ -445,7 +475,7 @@ class NDJSONParser:
             return
         self._index += 1
         plain = self.on_plain
-        if offer and plain is not None and not out and plain((line,), 0):
+        if offer and plain is not None and not out and plain((line,), 0, None):
             return
         out.append(Frame(line, "", "", False, self._index, offset))
 

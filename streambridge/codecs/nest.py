@@ -263,15 +263,13 @@ class NestDecoder(Decoder):
     _hot_decoder = _frame_decoder  # a data frame of a known kind with no unknown fields
     _hot_text = TextW
     _hot_reasoning = ReasoningW
+    _numbered = True
 
-    def _take_wire(self, w: _K, payload: bytes) -> bool:
+    def _take_wire(self, w: _K, payload: bytes) -> Event | None:
         if not payload.isascii():
-            return False  # raw JSON members are not UTF-8-checked by msgspec: the full way does it
+            return None  # raw JSON members are not UTF-8-checked by msgspec: the full way does it
         events = self._event(w, UNSET)
-        if len(events) != 1:
-            return False
-        self._out.append(events[0])
-        return True
+        return events[0] if len(events) == 1 else None
 
     def _decode(self, frame: Frame) -> list[Event]:
         data = frame.data
@@ -285,7 +283,7 @@ class NestDecoder(Decoder):
         if event_name == "meta":
             return [self._decode_meta(data)]
         events = self._decode_body(event_name, data, frame)
-        if frame.own_id and frame.last_id.isdigit():
+        if frame.own_id and frame.last_id.isascii() and frame.last_id.isdigit():
             for event in events:
                 event.seq = int(frame.last_id)
         return events

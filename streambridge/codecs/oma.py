@@ -257,20 +257,17 @@ class OmaDecoder(Decoder):
     _hot_text = TextW
     _hot_reasoning = ReasoningW
 
-    def _take_wire(self, w: ToolUseW | ToolResultW, payload: bytes) -> bool:
-        t = type(w)
+    def _take_wire(self, w: ToolUseW | ToolResultW, payload: bytes) -> Event | None:
         if not payload.isascii():
-            return False  # raw JSON members are not UTF-8-checked by msgspec: the full way does it
+            return None  # raw JSON members are not UTF-8-checked by msgspec: the full way does it
         event: Event
-        if t is ToolUseW:
+        if type(w) is ToolUseW:
             b = w.data
-            event = ToolCall(call_id=b.id, name=b.name, input=b.input, signature=b.signature)  # type: ignore[union-attr]
-            self._ledger.see(event)
+            event = ToolCall(call_id=b.id, name=b.name, input=b.input, signature=b.signature)
         else:
             event = self._tool_result(w.data)  # type: ignore[arg-type]
-            self._ledger.see(event)
-        self._out.append(event)
-        return True
+        self._ledger.see(event)  # type: ignore[arg-type]
+        return event
 
     def _decode(self, frame: Frame) -> list[Event]:
         try:

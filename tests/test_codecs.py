@@ -116,6 +116,13 @@ def test_nest_sequence_ids_are_numbered_and_kept() -> None:
     assert encode("nest", decode("nest", out), sequence_ids=True) == out
 
 
+def test_nest_ids_that_are_not_ascii_numbers_are_no_sequence_numbers() -> None:
+    data = 'event: meta\ndata: {"runId":"r"}\n\nid: ²\ndata: {"kind":"step-start"}\n\nevent: done\ndata: {}\n\n'
+    events = decode("nest", data.encode(), strict=True)
+    assert [type(e).__name__ for e in events] == ["RunStart", "StepStart", "Terminal"]
+    assert events[1].seq is UNSET
+
+
 def test_nest_frames_without_kind_and_legacy_deltas_are_kept() -> None:
     data = b'event: meta\ndata: {"runId":"r","threadId":"t"}\n\ndata: {"delta":"old"}\n\nevent: done\ndata: {}\n\n'
     events = decode("nest", data)

@@ -709,7 +709,7 @@ class Encoder:
         """
         if event.verbatim is not UNSET:
             if event.verbatim.origin == self.codec:
-                payloads = _with_verbatim(payloads, event.verbatim.members)
+                payloads = _verbatim_payloads(payloads, event.verbatim.members)
             else:
                 native = False
         amend = type(event) is RunStart
@@ -789,7 +789,7 @@ class Encoder:
         self._text_ready = self._plain_text_ok()
 
 
-def _with_verbatim(payloads: list[Payload], members: dict[str, Raw]) -> list[Payload]:
+def _verbatim_payloads(payloads: list[Payload], members: dict[str, Raw]) -> list[Payload]:
     """The payloads with the event's frame (the first unnamed one) saying ``members`` as
     received, in place of this codec's encoding of them."""
     out = list(payloads)

@@ -233,6 +233,10 @@ NUMBERED = b"id: 1\ndata: a\n\nid: 2\ndata: b\n\nid: 30\ndata: c\n\n"
         b"id: 1id: 2\ndata: a\n\n",
         b"id: 1\n\ndata: a\n\n",  # an id alone, then data under it
         b"id: 1\ndata: a\ndata: b\n\n",
+        b"id: 1\ndata: a\n\n\nid: 2\ndata: b\n\n",  # an extra blank line
+        b"id: 5id: 6\ndata: a\n\nid: 7\ndata: b\n\n",
+        b"id: 1\ndata: a\n\ndata: x\nid: 3\n\n",  # data before id
+        b"id: 1\ndata: a\n\n\nid: 2\n\n",
     ],
 )
 def test_the_hot_path_hands_on_what_the_parser_delivers(data: bytes) -> None:

@@ -211,22 +211,19 @@ class SSEParser:
     def _all_numbered(data: bytes, rest: bytes, blocks: int) -> tuple[list[bytes], list[bytes]] | None:
         """When every complete block is an ``id:`` line of ASCII digits then one ``data:`` line
         (newer nest numbers every event so): the data lines and the id lines. JSON holds no raw
-        line end, so three line ends per block make the complete part id, data, blank, id, ...;
-        the rest is checked with C-level counts and joins."""
+        line end, so with three line ends per block the complete part splits into lines that
+        must be id, data, blank, id, ...: each checked with C-level joins and counts."""
         end = len(data) - len(rest)
         if not blocks or data.count(b"\n", 0, end) != 3 * blocks or not data.startswith(b"id: "):
             return None
         lines = data[: end - 2].split(b"\n")
-        if b"".join(lines[2::3]):
-            return None  # not id, data, blank, ...
-        # with that shape, these counts can only match at the start of id and data lines
-        if data.count(b"\n\nid: ", 0, end) != blocks - 1 or data.count(b"\ndata: ", 0, end) != blocks:
+        id_lines, data_lines = lines[0::3], lines[1::3]
+        if b"".join(lines[2::3]) or (b"\n" + b"\n".join(data_lines)).count(b"\ndata: ") != blocks:
             return None
-        id_lines = lines[0::3]
-        ids = b"".join(id_lines)
-        if ids.count(b"id: ") != blocks or min(map(len, id_lines)) < 5 or not ids.replace(b"id: ", b"").isdigit():
-            return None  # an id that is empty or not only digits
-        return lines[1::3], id_lines
+        ids = b"\n" + b"\n".join(id_lines)  # each line starts with "id: " and has digits after it
+        if ids.count(b"\nid: ") != blocks or min(map(len, id_lines)) < 5 or not ids.replace(b"\nid: ", b"").isdigit():
+            return None
+        return data_lines, id_lines
 
     @staticmethod
     def _all_plain(data: bytes, rest: bytes, blocks: int) -> bool:

@@ -447,7 +447,8 @@ class Decoder:
     def _take_run(self, blocks: Sequence[bytes], skip: int, ids: Sequence[bytes] | None = None) -> int:
         """The parser's hot path (see ``SSEParser.on_plain``): decode plain frames in order and
         hand each run of primary text (or reasoning) deltas to the output in one call, which an
-        encoding sink writes without making an event per delta."""
+        encoding sink writes without making an event per delta. ``ids`` (each frame's own
+        ``id:`` line) become the events' ``seq`` where the protocol numbers its events."""
         decode = self._hot_decoder.decode  # type: ignore[union-attr]
         text_type, reasoning_type = self._hot_text, self._hot_reasoning
         owner = self._text_owner

@@ -291,9 +291,7 @@ class AgentkitDecoder(Decoder):
     _hot_text = TextDeltaW
     _hot_reasoning = ThinkingDeltaW
 
-    def _take_wire(self, wire: _T, payload: bytes) -> Event | None:
-        if not payload.isascii():
-            return None  # raw JSON members are not UTF-8-checked by msgspec: the full way does it
+    def _take_wire(self, wire: _T) -> Event | None:
         if type(wire) is TurnStartW or type(wire) is TurnEndW:
             return None
         event = self._event(wire, UNSET)[0]

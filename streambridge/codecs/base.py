@@ -433,9 +433,9 @@ class Decoder:
     _hot_text: ClassVar[type] = type(None)
     _hot_reasoning: ClassVar[type] = type(None)
 
-    def _take_wire(self, wire: Any, payload: bytes) -> Event | None:
-        """The hot path for one decoded frame that is not a primary delta: its event, or None
-        to send the frame the full way instead.
+    def _take_wire(self, wire: Any) -> Event | None:
+        """The hot path for one decoded ASCII frame that is not a primary delta: its event, or
+        None to send the frame the full way instead.
 
         It must not take run starts, terminals or carriers (those need the full way), and what
         it changes before declining must be safe to change again on the full way."""
@@ -475,7 +475,8 @@ class Decoder:
             if run:
                 self._take_deltas(run, run_type is reasoning_type, seqs, run_from)
                 run, run_type = [], None
-            event = self._take_wire(wire, payload)
+            # raw JSON members are not UTF-8-checked by msgspec: the full way checks those
+            event = self._take_wire(wire) if payload.isascii() else None
             if event is None:
                 taken = index
                 break

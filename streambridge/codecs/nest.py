@@ -265,9 +265,7 @@ class NestDecoder(Decoder):
     _hot_reasoning = ReasoningW
     _numbered = True
 
-    def _take_wire(self, w: _K, payload: bytes) -> Event | None:
-        if not payload.isascii():
-            return None  # raw JSON members are not UTF-8-checked by msgspec: the full way does it
+    def _take_wire(self, w: _K) -> Event | None:
         events = self._event(w, UNSET)
         return events[0] if len(events) == 1 else None
 

@@ -257,9 +257,7 @@ class OmaDecoder(Decoder):
     _hot_text = TextW
     _hot_reasoning = ReasoningW
 
-    def _take_wire(self, w: ToolUseW | ToolResultW, payload: bytes) -> Event | None:
-        if not payload.isascii():
-            return None  # raw JSON members are not UTF-8-checked by msgspec: the full way does it
+    def _take_wire(self, w: ToolUseW | ToolResultW) -> Event | None:
         event: Event
         if type(w) is ToolUseW:
             b = w.data

@@ -475,7 +475,11 @@ class NestEncoder(Encoder):
             self._bracket_frames[type(bracket)] = b"".join(parts[mark:])
             return
         parts.append(frames)
-        self._step_open = type(bracket) is StepStart  # what _handle does for a bracket
+        self._set_step(open_=type(bracket) is StepStart)
+
+    def _set_step(self, *, open_: bool) -> None:
+        """A step bracket was written: a step is open or not, with no tool call in it yet."""
+        self._step_open = open_
         self._tool_in_step = False
 
     # -- events --------------------------------------------------------------------------
@@ -492,10 +496,7 @@ class NestEncoder(Encoder):
             if e is not self._first:
                 parts.append(self._carry(e))
         elif t is StepStart:
-            if self._step_open:
-                self._step_open = False
-            self._step_open = True
-            self._tool_in_step = False
+            self._set_step(open_=True)
             self._put(parts, e, [self._wire(StepStartW(), e)], _plain(e))
         elif t is StepFinish:
             if not self._step_open:
@@ -504,8 +505,7 @@ class NestEncoder(Encoder):
                 self._open_step(parts)  # a step-finish is always bracketed
             usage, usage_native = _usage_out(e.usage)  # type: ignore[attr-defined]
             w = StepFinishW(usage=usage, cost_usd=e.cost_usd, reasoning_ms=e.reasoning_ms, model=e.model)  # type: ignore[attr-defined]
-            self._step_open = False
-            self._tool_in_step = False
+            self._set_step(open_=False)
             self._put(parts, e, [self._wire(w, e)], _plain(e) and usage_native)
         elif t is ToolInputStart:
             self._open_step(parts)

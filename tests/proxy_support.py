@@ -23,6 +23,8 @@ from .corpus import CAPTURES, GOLDEN, SCENARIOS, golden  # noqa: F401 - re-expor
 
 CONTENT_TYPES = {"agentkit": "text/event-stream", "nest": "text/event-stream", "oma": "application/x-ndjson"}
 PING = b": ping\n\n"
+#: the smallest agentkit request a test sends
+TURN = {"text": "hi", "history": []}
 
 
 @dataclass

@@ -17,20 +17,20 @@ from streambridge.bridge.server import STATE
 from streambridge.events import Terminal, TextDelta
 
 from .proxy_support import (
-        PING,
-        Upstream,
-        decode,
-        frames,
-        golden,
-        proxy_config,
-        start_proxy,
-        stream_app,
-        url_of,
-        without_comments,
-        write_stream,
-    )
+    PING,
+    TURN,
+    Upstream,
+    decode,
+    frames,
+    golden,
+    proxy_config,
+    start_proxy,
+    stream_app,
+    url_of,
+    without_comments,
+    write_stream,
+)
 
-TURN = {"text": "hi", "history": []}
 START = b'data: {"type":"turn_start","turnId":"t1","messageId":"m1"}\n\n'
 TEXT = b'data: {"type":"text_delta","messageId":"m1","text":"Hello"}\n\n'
 SECRET_BODY = "upstream-internal-detail-7731"

@@ -20,6 +20,7 @@ from streambridge.bridge.server import STATE
 from streambridge.events import Terminal
 
 from .proxy_support import (
+        TURN,
         Upstream,
         decode,
         frames,
@@ -34,7 +35,6 @@ from .proxy_support import (
         write_stream,
     )
 
-TURN = {"text": "hi", "history": []}
 SECRET = "sk-live-5b1e0c9a77d2-DO-NOT-LEAK"
 
 

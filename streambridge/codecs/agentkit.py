@@ -407,7 +407,7 @@ class AgentkitDecoder(Decoder):
         mid = self._mid(w.message_id)
         events: list[Event] = []
         if mid is UNSET and not self._text and r.text:  # no primary delta came: a non-streaming turn
-            events.append(TextDelta(text=r.text, synthetic=True))  # a non-streaming turn
+            events.append(TextDelta(text=r.text, synthetic=True))
         failure = canonical_failure(r.status, _failure_in(r.failure))
         end = Terminal(
             message_id=mid,

@@ -140,6 +140,7 @@ class _ErrorInfo(Struct):
 
 _event_decoder = msgspec.json.Decoder(OmaEventW)
 _plain_decoder = msgspec.json.Decoder(TextW | ReasoningW | ToolUseW | ToolResultW)
+_block_decoders = {cls: msgspec.json.Decoder(cls) for cls in (ToolUseBlock, ToolResultBlock)}
 _probe_decoder = msgspec.json.Decoder(_LayerProbe)
 _status_decoder = msgspec.json.Decoder(_AgentStatus)
 _error_data_decoder = msgspec.json.Decoder(_ErrorData)
@@ -298,7 +299,7 @@ class OmaDecoder(Decoder):
         if t == "tool_use" or t == "tool_result":
             cls = ToolUseBlock if t == "tool_use" else ToolResultBlock
             try:
-                block = msgspec.json.decode(w.data, type=cls)
+                block = _block_decoders[cls].decode(w.data)
                 verbatim: dict[str, Raw] = {}
             except msgspec.ValidationError:
                 try:  # fields this codec does not know: read for what it knows, kept verbatim

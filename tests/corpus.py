@@ -11,7 +11,7 @@ from streambridge.events import Event, encode_event
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "golden"
-CAPTURES = ROOT.parent / "shared" / "captures" / "nest"
+CAPTURES = ROOT / "tests" / "data" / "captures" / "nest"  # real server bytes, copied unchanged
 FILES = {"agentkit": "agentkit.sse", "nest": "nest.sse", "oma": "oma.ndjson"}
 CODECS = tuple(FILES)
 SCENARIOS = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir())
@@ -28,10 +28,10 @@ def capture_body(path: Path) -> bytes:
 
 
 def capture_paths() -> list[Path]:
-    """The real nest captures, from the shared/ folder beside the checkout (as CI lays it)."""
+    """The real nest captures kept in the repository (see tests/data/captures/README.md)."""
     paths = sorted(CAPTURES.glob("*.http"))
     if not paths:
-        raise FileNotFoundError(f"no real nest captures in {CAPTURES}: shared/ must sit beside the checkout")
+        raise FileNotFoundError(f"no real nest captures in {CAPTURES}: the checkout is incomplete")
     return paths
 
 

@@ -9,14 +9,14 @@ reasoning in the same order relative to the tool calls, every tool call as a too
 name, input and outcome. The three real server captures are run the same way as a baseline, and
 three hand-made broken streams prove the harness fails when the client does.
 
-Node.js and npm are required: the test fails (it does not skip) without them.
+Node.js and npm are required: without them the test is skipped with the reason printed, and
+under ``CI=true`` it fails instead (see tests/tools.py).
 """
 
 from __future__ import annotations
 
 import base64
 import json
-import shutil
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,6 +43,7 @@ from streambridge.events import (
 )
 
 from .corpus import CODECS, SCENARIOS, capture_body, capture_paths, decode, golden
+from .tools import require
 
 CONFORMANCE = Path(__file__).resolve().parent / "conformance"
 HARNESS = CONFORMANCE / "nest-client.mjs"
@@ -64,18 +65,11 @@ Harness = Callable[[list[bytes]], list[Result]]
 # -- the Node harness ----------------------------------------------------------------------
 
 
-def _require(tool: str) -> str:
-    path = shutil.which(tool)
-    if path is None:
-        pytest.fail(f"{tool!r} is not on PATH: the nest conformance test needs Node.js and npm", pytrace=False)
-    return path
-
-
 @pytest.fixture(scope="session")
 def nest_client() -> Harness:
     """Run bodies through tests/conformance/nest-client.mjs, one Node process per batch."""
-    node = _require("node")
-    npm = _require("npm")
+    node = require("node", "the nest conformance test runs the real client on Node.js")
+    npm = require("npm", "the nest conformance test installs the real client with npm")
     if not all((CONFORMANCE / "node_modules" / name / "package.json").is_file() for name in PACKAGES):
         done = subprocess.run(
             [npm, "ci", "--no-audit", "--no-fund"], cwd=CONFORMANCE, capture_output=True, text=True, timeout=300

@@ -125,13 +125,19 @@ class Event(Struct, tag_field="type", **_CONFIG):
     synthetic: bool = False
     extra: dict[str, Raw] | UnsetType = UNSET
     verbatim: Verbatim | UnsetType = UNSET
-    seq: int | UnsetType = UNSET  # an SSE ``id:`` sequence number (newer nest); a transport cursor
+    #: the SSE ``id:`` of the frame the event came in, as received (newer nest numbers every
+    #: event: the client's resume cursor, ``Last-Event-ID``); written back on the event's frame
+    event_id: str | UnsetType = UNSET
 
 
 class RunStart(Event, tag="run-start"):
-    """Opens a run. ``thread_id`` is the conversation (nest thread, agentkit session)."""
+    """Opens a run. ``thread_id`` is the conversation (nest thread, agentkit session).
+
+    ``resumed``: the stream joins a run already under way (a client re-attaching to it), so it
+    names the run but no conversation (nest's re-attach ``meta`` carries only ``runId``)."""
 
     run_id: str | UnsetType = UNSET
+    resumed: bool | UnsetType = UNSET
     thread_id: str | UnsetType = UNSET
     model: str | UnsetType = UNSET
     provider: str | UnsetType = UNSET

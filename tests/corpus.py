@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import msgspec
-
 from streambridge.codecs import get
 from streambridge.events import Event, encode_event
 
@@ -50,5 +48,5 @@ def convert(source: str, target: str, data: bytes) -> bytes:
 
 
 def canonical(events: list[Event]) -> list[bytes]:
-    """Events as comparable bytes; ``seq`` is a transport cursor, not content."""
-    return [encode_event(msgspec.structs.replace(e, seq=msgspec.UNSET)) for e in events]
+    """Events as comparable bytes (ids included: a source's SSE ids must survive a trip)."""
+    return [encode_event(e) for e in events]

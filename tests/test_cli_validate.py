@@ -109,7 +109,6 @@ CASES = {
     "SB011": ("nest", sse(META, STEP, FINISH, DONE, NEST_TEXT)),
     "SB012": ("agentkit", sse(TEXT, TURN_END % "hi")),
     "SB013": ("agentkit", sse(TURN_START, TURN_START, TURN_END % "")),
-    "SB014": ("nest", sse(META, STEP, NEST_TEXT, DONE)),
     "SB015": ("nest", sse(META, STEP, STEP, FINISH, DONE)),
     "SB016": ("nest", sse(META, NEST_TEXT, STEP, FINISH, DONE)),
     "SB020": ("nest", sse(META, STEP, 'data: {"kind":"tool-output","id":"c1","output":1}', FINISH, DONE)),

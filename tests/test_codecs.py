@@ -16,6 +16,7 @@ from streambridge.events import (
     ReasoningDelta,
     RunStart,
     StepFinish,
+    StepStart,
     Terminal,
     TextDelta,
     ToolCall,
@@ -102,7 +103,7 @@ def test_nest_announces_tools_before_outcomes_for_sources_that_do_not() -> None:
     assert kinds.index("tool-input-available") < kinds.index("tool-output")
 
 
-def test_nest_sequence_ids_are_numbered_and_kept() -> None:
+def test_nest_sequence_ids_number_a_source_without_ids() -> None:
     events = decode("agentkit", golden("plain-text", "agentkit"))
     out = encode("nest", events, sequence_ids=True)
     ids = [int(line[4:]) for line in out.split(b"\n") if line.startswith(b"id: ")]
@@ -110,17 +111,89 @@ def test_nest_sequence_ids_are_numbered_and_kept() -> None:
     for frame in frames(out):
         if frame.startswith(b"event: "):
             assert b"\nid: " not in frame, "meta, done and error carry no id"
-    # the source's ids are read, and the same input numbers the same way (stable across attaches)
-    seqs = [e.seq for e in decode("nest", out) if e.seq is not UNSET]
-    assert seqs[0] == 1 and seqs == sorted(set(seqs)) and set(seqs) <= set(ids)
+    # the ids are read back as the events' ids, and written back as received
+    read = [e.event_id for e in decode("nest", out) if e.event_id is not UNSET]
+    assert read == [str(i) for i in ids]
+    assert encode("nest", decode("nest", out)) == out
     assert encode("nest", decode("nest", out), sequence_ids=True) == out
 
 
-def test_nest_ids_that_are_not_ascii_numbers_are_no_sequence_numbers() -> None:
+NUMBERED = (
+    'event: meta\ndata: {"runId":"r","threadId":"t"}\n\n'
+    'id: 7\ndata: {"kind":"step-start"}\n\n'
+    'id: 9\ndata: {"kind":"text","text":"a"}\n\n'
+    'id: 10\ndata: {"kind":"text","text":"b"}\n\n'
+    'id: x-11\ndata: {"kind":"step-finish","usage":{"inputTokens":1,"outputTokens":2}}\n\n'
+    "event: done\ndata: {}\n\n"
+).encode()
+
+
+@pytest.mark.parametrize("framing", ["sse", "ndjson"])
+@pytest.mark.parametrize("via", ["agentkit", "oma"])
+def test_nest_source_ids_are_written_back_as_received(via: str, framing: str) -> None:
+    """Gaps and ids that are no numbers included: they are the client's resume cursor."""
+    events = decode("nest", NUMBERED)
+    assert [e.event_id for e in events] == [UNSET, "7", "9", "10", "x-11", UNSET]
+    assert encode("nest", events) == NUMBERED
+    assert encode("nest", events, sequence_ids=True) == NUMBERED  # positional only where none came
+    there = encode(via, events, framing=framing)
+    assert encode("nest", decode(via, there, framing=framing)) == NUMBERED
+    if framing == "sse":  # every SSE output says the ids on its own id: lines
+        assert b"id: 9\n" in there and b"id: x-11\n" in there
+
+
+def test_positional_numbers_continue_after_the_source_ids() -> None:
+    events = decode("nest", NUMBERED)
+    events.insert(4, TextDelta(text="c"))  # one event without an id
+    events[-1].text = UNSET  # the terminal's text is the streamed text again
+    out = encode("nest", events, sequence_ids=True)
+    assert [line for line in out.split(b"\n") if line.startswith(b"id: ")] == [
+        b"id: 7", b"id: 9", b"id: 10", b"id: 11", b"id: x-11"
+    ]
+
+
+def test_nest_ids_that_are_not_ascii_numbers_are_kept_too() -> None:
     data = 'event: meta\ndata: {"runId":"r"}\n\nid: ²\ndata: {"kind":"step-start"}\n\nevent: done\ndata: {}\n\n'
     events = decode("nest", data.encode(), strict=True)
     assert [type(e).__name__ for e in events] == ["RunStart", "StepStart", "Terminal"]
-    assert events[1].seq is UNSET
+    assert events[1].event_id == "²"
+    assert encode("nest", events) == data.encode()
+
+
+def test_a_reattach_stream_gets_no_invented_thread() -> None:
+    data = b'event: meta\ndata: {"runId":"r-1"}\n\ndata: {"kind":"step-start"}\n\nevent: done\ndata: {}\n\n'
+    events = decode("nest", data)
+    assert events[0] == RunStart(run_id="r-1", resumed=True)
+    assert encode("nest", events) == data
+    for via in ("agentkit", "oma"):
+        assert convert(via, "nest", convert("nest", via, data)) == data
+    # a run start without ids from another protocol still gets both, as the published client needs
+    meta = encode("nest", [RunStart(), Terminal()]).split(b"\n\n")[0]
+    assert b'"runId":"run-' in meta and b'"threadId":"thr-run-' in meta
+
+
+def test_a_run_ending_with_its_step_open_comes_back_as_it_was() -> None:
+    data = (
+        'event: meta\ndata: {"runId":"r","threadId":"t"}\n\ndata: {"kind":"step-start"}\n\n'
+        'data: {"kind":"tool-input-available","id":"c1","name":"purge","input":{},"toolKind":"action"}\n\n'
+        "event: done\ndata: {}\n\n"
+    ).encode()
+    out = encode("nest", decode("nest", data))
+    assert out == data
+    assert b"data-" not in out and b"step-finish" not in out
+
+
+def test_nest_brackets_written_for_a_source_without_steps_are_plain_and_implied() -> None:
+    events = decode("agentkit", golden("text-after-tool", "agentkit"))
+    out = encode("nest", events)
+    assert b'"synthetic"' not in out and b"data-step" not in out
+    back = decode("nest", out)
+    brackets = [e for e in back if isinstance(e, StepStart | StepFinish)]
+    assert brackets and all(e.synthetic for e in brackets)
+    # a bracket nest would not write by itself is a real one
+    lone = decode("nest", b'event: meta\ndata: {"runId":"r","threadId":"t"}\n\ndata: {"kind":"step-start"}\n\n'
+                  b'data: {"kind":"step-finish"}\n\nevent: done\ndata: {}\n\n')
+    assert [e.synthetic for e in lone if isinstance(e, StepStart | StepFinish)] == [True, False]
 
 
 def test_nest_frames_without_kind_and_legacy_deltas_are_kept() -> None:

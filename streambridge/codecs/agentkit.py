@@ -471,7 +471,7 @@ class AgentkitEncoder(Encoder):
             self._put(parts, e, [self._wire(ThinkingDeltaW(message_id=self._mid(e), text=e.text), e)], _plain(e) and e.part_id is UNSET)  # type: ignore[attr-defined]
         elif t in _STRUCTURE:  # agentkit has no place for it: dropped when synthetic, else carried
             if not e.synthetic:
-                parts.append(self._carry(e))
+                self._put(parts, e, [], False)
         elif t is RunStart:
             self._run_start(e, parts)  # type: ignore[arg-type]
         elif t is ToolCall:
@@ -498,11 +498,11 @@ class AgentkitEncoder(Encoder):
         elif t is Terminal:
             self._terminal(e, parts)  # type: ignore[arg-type]
         else:
-            parts.append(self._carry(e))
+            self._put(parts, e, [], False)
 
     def _run_start(self, e: RunStart, parts: list[bytes]) -> None:
         if self._turn:
-            parts.append(self._carry(e))  # a second run start: agentkit has one turn per stream
+            self._put(parts, e, [], False)  # a second run start: agentkit has one turn per stream
             return
         self._turn = e.run_id if e.run_id is not UNSET else self._derived("turn-")
         self._primary = e.message_id if e.message_id is not UNSET else "msg-" + self._turn
@@ -519,7 +519,7 @@ class AgentkitEncoder(Encoder):
             session_id=e.thread_id,
             correlation_id=e.correlation_id,
         )
-        self._put(parts, e, [self._wire(w, e)], not e.synthetic and e.run_id is not UNSET)
+        self._put(parts, e, [self._wire(w, e)], not e.synthetic and e.run_id is not UNSET and e.resumed is UNSET)
 
     def _tool_call(self, e: ToolCall, parts: list[bytes]) -> None:
         native = _plain(e) and e.parent_id is UNSET and e.signature is UNSET

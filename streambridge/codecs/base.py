@@ -281,15 +281,15 @@ class TextPieces:
 
 
 def _append_deltas(
-    out: list[Event], texts: list[str], reasoning: bool = False, seqs: Sequence[bytes] | None = None
+    out: list[Event], texts: list[str], reasoning: bool = False, ids: Sequence[bytes] | None = None
 ) -> None:
     make = ReasoningDelta if reasoning else TextDelta
-    if seqs is None:
+    if ids is None:
         for text in texts:
             out.append(make(text=text))
     else:
-        for text, seq in zip(texts, seqs, strict=True):
-            out.append(make(text=text, seq=int(seq[4:])))  # an `id: <digits>` line
+        for text, line in zip(texts, ids, strict=True):
+            out.append(make(text=text, event_id=line[4:].decode()))  # an `id: <ASCII digits>` line
 
 
 class EncodingSink:
@@ -304,13 +304,14 @@ class EncodingSink:
         self.count = 0
         self.terminal: Terminal | None = None
 
-    def deltas(self, texts: list[str], reasoning: bool = False, seqs: Sequence[bytes] | None = None) -> None:
+    def deltas(self, texts: list[str], reasoning: bool = False, ids: Sequence[bytes] | None = None) -> None:
         """A run of plain text (or reasoning) deltas of the primary message, written without
         making events when the encoder can write them as they stand (the hot path of every
-        translation: deltas are nearly all of a stream). No encoder writes ``seqs``."""
+        translation: deltas are nearly all of a stream). ``ids`` are the frames' own
+        ``id: <digits>`` lines, written back before each delta's frame in SSE output."""
         encoder = self._encoder
-        if not encoder._text_ready:
-            _append_deltas(self, texts, reasoning, seqs)  # type: ignore[arg-type]
+        if not encoder._text_ready or (ids is not None and not encoder._sse):
+            _append_deltas(self, texts, reasoning, ids)  # type: ignore[arg-type]
             return
         # writing plain deltas changes no encoder state, so the whole run is one join
         self.count += len(texts)
@@ -321,7 +322,9 @@ class EncodingSink:
             if encoder._own_text:
                 encoder._text.extend(texts)
         tail = encoder._text_tail
-        if len(texts) == 1:  # a chunk of one frame, as a live upstream writes them
+        if ids is not None:  # numbered frames: each delta's frame after its own id line
+            self.parts.append(b"".join([line + b"\n" + head + json_encode(t) + tail for t, line in zip(texts, ids)]))
+        elif len(texts) == 1:  # a chunk of one frame, as a live upstream writes them
             self.parts.append(head + json_encode(texts[0]) + tail)
         else:
             self.parts.append(head + (tail + head).join(map(json_encode, texts)) + tail)
@@ -441,18 +444,15 @@ class Decoder:
         it changes before declining must be safe to change again on the full way."""
         return None
 
-    #: whether the protocol's SSE ``id:`` numbers are its events' ``seq`` (newer nest)
-    _numbered: ClassVar[bool] = False
-
     def _take_run(self, blocks: Sequence[bytes], skip: int, ids: Sequence[bytes] | None = None) -> int:
         """The parser's hot path (see ``SSEParser.on_plain``): decode plain frames in order and
         hand each run of primary text (or reasoning) deltas to the output in one call, which an
         encoding sink writes without making an event per delta. ``ids`` (each frame's own
-        ``id:`` line) become the events' ``seq`` where the protocol numbers its events."""
+        ``id: <digits>`` line) become the events' ``event_id``."""
         decode = self._hot_decoder.decode  # type: ignore[union-attr]
         text_type, reasoning_type = self._hot_text, self._hot_reasoning
         owner = self._text_owner
-        seqs = ids if self._numbered else None
+        seqs = ids
         run: list[str] = []
         run_type: type | None = None
         run_from = 0
@@ -481,20 +481,28 @@ class Decoder:
                 taken = index
                 break
             if seqs is not None:
-                event.seq = int(seqs[index][4:])  # an `id: <digits>` line
-            self._out.append(event)
+                event.event_id = seqs[index][4:].decode()  # an `id: <ASCII digits>` line
+            self._accept(event)
             owner = self._text_owner
         if run:
             self._take_deltas(run, run_type is reasoning_type, seqs, run_from)
         return taken
 
+    def _accept(self, event: Event) -> None:
+        """A non-delta event from the hot path (a codec that settles events late sees it here)."""
+        self._out.append(event)
+
     def _take_deltas(self, texts: list[str], reasoning: bool, seqs: Sequence[bytes] | None, start: int) -> None:
+        self._before_deltas(reasoning)
         if not reasoning:
             self._text.extend(texts)
         if seqs is None:
             self._out_deltas(texts, reasoning, None)
         else:
             self._out_deltas(texts, reasoning, seqs[start : start + len(texts)])
+
+    def _before_deltas(self, reasoning: bool) -> None:
+        """A run of primary deltas from the hot path is about to be passed on."""
 
     def _finish(self, out: list[Event]) -> None:
         """End of input: flush anything held back."""
@@ -562,6 +570,10 @@ class Decoder:
             self._release(out)
             self._bad_frame(frame, str(exc), out, exc.kind)
             return
+        if frame.own_id and frame.last_id:
+            for event in events:
+                if event.event_id is UNSET:  # an NDJSON-carried event brings its own
+                    event.event_id = frame.last_id
         if self._cover_next:
             self._covering, self._cover_next = self._cover_next, 0
         if self._terminated and self.strict:
@@ -570,6 +582,8 @@ class Decoder:
             )
         if self._held is not None:
             if self._from_carrier and events and type(events[0]) is RunStart:
+                if events[0].event_id is UNSET:  # its id stood on the native frame
+                    events[0].event_id = self._held.event_id
                 self._held = None  # a carried run start amends the native one before it
             else:
                 self._release(out)
@@ -685,6 +699,7 @@ class Encoder:
             and event.part_id is UNSET
             and event.extra is UNSET
             and event.verbatim is UNSET
+            and event.event_id is UNSET
         ):
             return self._text_head + json_encode(event.text) + self._text_tail
         return None
@@ -714,35 +729,46 @@ class Encoder:
                 payloads = _verbatim_payloads(payloads, event.verbatim.members)
             else:
                 native = False
+        line_id = ""  # the event's SSE id, written on its first frame
+        if event.event_id is not UNSET:
+            if self._sse and _is_id_line(event.event_id):
+                line_id = event.event_id
+            else:
+                native = False  # NDJSON has no id line: the carrier keeps the id
         amend = type(event) is RunStart
         if not native and not amend:
-            parts.append(self._carry(event, len(payloads)))
+            parts.append(self._carry(event, len(payloads), line_id))
+            line_id = ""
+        frame_id = "" if amend and not native else line_id  # an amending carrier says the id
         for payload in payloads:
             if type(payload) is tuple:
-                parts.append(self._emit(payload[1], payload[0], event))
+                parts.append(self._emit(payload[1], payload[0], frame_id))
             else:
-                parts.append(self._emit(payload, "", event))  # type: ignore[arg-type]
+                parts.append(self._emit(payload, "", frame_id))  # type: ignore[arg-type]
+            frame_id = ""
         if not native and amend:
-            parts.append(self._carry(event))
+            parts.append(self._carry(event, 0, line_id))
 
-    def _emit(self, payload: bytes, name: str, event: Event | None) -> bytes:
-        """One framed frame (nest adds ``id:`` lines here)."""
-        if not name and self._sse and b"\n" not in payload and b"\r" not in payload:
+    def _emit(self, payload: bytes, name: str, event_id: str = "") -> bytes:
+        """One framed frame, after its ``id:`` line when it has an id (nest numbers here)."""
+        if not name and not event_id and self._sse and b"\n" not in payload and b"\r" not in payload:
             return b"data: " + payload + b"\n\n"
-        return self._frame(payload, name)
+        return self._frame(payload, name, event_id)
 
-    def _carry(self, event: Event, covers: int = 0) -> bytes:
-        """The framed carrier of an event. Those of bare step brackets, the most frequent
-        carriers, are made once per encoder."""
+    def _carry(self, event: Event, covers: int = 0, line_id: str = "") -> bytes:
+        """The framed carrier of an event, with the event's id on its ``id:`` line when it has
+        one (else in its body). Those of bare step brackets, the most frequent carriers, are
+        made once per encoder."""
         template = _BARE_STRUCTURE.get((type(event), event.synthetic))
         if template is None or event != template:
-            return self._emit(self._carrier_payload(event, _carrier_name(event), carrier_body(event, covers)), "", None)
+            body = carrier_body(event, covers, keep_id=not line_id)
+            return self._emit(self._carrier_payload(event, _carrier_name(event), body), "", line_id)
         key = (type(event), event.synthetic, covers)
         payload = self._bare_carriers.get(key)
         if payload is None:
             payload = self._carrier_payload(event, _carrier_name(event), carrier_body(event, covers))
             self._bare_carriers[key] = payload
-        return self._emit(payload, "", None)
+        return self._emit(payload, "", "")
 
     def _announce(self, call_id: str, parts: list[bytes]) -> None:
         """Every protocol needs a tool call announced before its outcome: invent one if missing."""
@@ -791,6 +817,11 @@ class Encoder:
         self._text_ready = self._plain_text_ok()
 
 
+def _is_id_line(event_id: str) -> bool:
+    """Whether an id can stand on an SSE ``id:`` line and be read back the same."""
+    return bool(event_id) and "\n" not in event_id and "\r" not in event_id and "\x00" not in event_id
+
+
 def _verbatim_payloads(payloads: list[Payload], members: dict[str, Raw]) -> list[Payload]:
     """The payloads with the event's frame (the first unnamed one) saying ``members`` as
     received, in place of this codec's encoding of them."""
@@ -808,12 +839,12 @@ def _verbatim_payloads(payloads: list[Payload], members: dict[str, Raw]) -> list
 _NEEDS_CARE = frozenset((TextDelta, Terminal, ToolInputDelta, ToolOutput, ToolError, ToolDenied))
 
 
-def carrier_body(event: Event, covers: int) -> bytes:
+def carrier_body(event: Event, covers: int, *, keep_id: bool = True) -> bytes:
     """The shared members of a carrier: ``"covers":N,"event":{...}`` (covers left out when 0).
 
-    ``seq`` is left out: it is the source's transport cursor, not part of the event."""
-    if event.seq is not UNSET:
-        event = msgspec.structs.replace(event, seq=UNSET)
+    The event's ``event_id`` is left out when the frame's own ``id:`` line says it."""
+    if not keep_id and event.event_id is not UNSET:
+        event = msgspec.structs.replace(event, event_id=UNSET)
     body = b'"event":' + encode_event(event)
     if covers:
         return b'"covers":' + str(covers).encode() + b"," + body

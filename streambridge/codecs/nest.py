@@ -56,6 +56,7 @@ from .base import (
     status_for_code,
 )
 from .framing import Frame
+from .nest_steps import STEP_STATE, StepJudge
 
 _W = {"kw_only": True, "omit_defaults": True, "rename": "camel", "forbid_unknown_fields": True, "gc": False}
 
@@ -253,21 +254,67 @@ def _plain(event: Event) -> bool:
     return event.message_id is UNSET and not event.synthetic
 
 
+_BARE_START = StepStart()
+_BARE_FINISH = StepFinish()
+
+
+def _bare(event: Event) -> bool:
+    """A step bracket with nothing but its kind (no usage, no id, no unknown field)."""
+    return event == _BARE_START or event == _BARE_FINISH
+
+
 class NestDecoder(Decoder):
+    """Reads the bare step brackets a nest encoder writes by itself as synthetic (see
+    :mod:`.nest_steps`); such a bracket waits for the event after it. A carried bracket is
+    what its carrier says."""
+
     codec = "nest"
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self._cancelled = False
+        self._steps: StepJudge[Event] = StepJudge()
 
     _hot_decoder = _frame_decoder  # a data frame of a known kind with no unknown fields
     _hot_text = TextW
     _hot_reasoning = ReasoningW
-    _numbered = True
 
     def _take_wire(self, w: _K) -> Event | None:
         events = self._event(w, UNSET)
         return events[0] if len(events) == 1 else None
+
+    # -- implied step brackets -------------------------------------------------------------
+
+    def _push(self, event: Event, out: list[Event]) -> None:
+        self._deliver(event, out, carried=self._from_carrier)
+
+    def _accept(self, event: Event) -> None:
+        if self._steps.pending or type(event) in STEP_STATE:
+            self._deliver(event, self._out, carried=False)
+        else:
+            self._out.append(event)
+
+    def _deliver(self, event: Event, out: list[Event], *, carried: bool) -> None:
+        t = type(event)
+        steps = self._steps
+        if (t is StepStart or t is StepFinish) and not carried and _bare(event) and steps.holds(t):
+            steps.hold(t, event)
+            return
+        if steps.pending:
+            self._settle(t, out)
+        steps.follow(t)
+        super()._push(event, out)
+
+    def _before_deltas(self, reasoning: bool) -> None:
+        t = ReasoningDelta if reasoning else TextDelta
+        if self._steps.pending:
+            self._settle(t, self._out)
+        self._steps.follow(t)
+
+    def _settle(self, following: type | None, out: list[Event]) -> None:
+        for bracket, implied in self._steps.settle(following):
+            bracket.synthetic = implied
+            super()._push(bracket, out)
 
     def _decode(self, frame: Frame) -> list[Event]:
         data = frame.data
@@ -280,13 +327,11 @@ class NestDecoder(Decoder):
                 pass
         if event_name == "meta":
             return [self._decode_meta(data)]
-        events = self._decode_body(event_name, data, frame)
-        if frame.own_id and frame.last_id.isascii() and frame.last_id.isdigit():
-            for event in events:
-                event.seq = int(frame.last_id)
-        return events
+        return self._decode_body(event_name, data, frame)
 
     def _finish(self, out: list[Event]) -> None:
+        if self._steps.pending:
+            self._settle(None, out)
         if self._cancelled and not self.terminated:
             self._push(Terminal(status="cancelled", synthetic=True), out)
 
@@ -296,8 +341,10 @@ class NestDecoder(Decoder):
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise FrameProblem(f"meta data {{runId, threadId}} ({exc})") from None
         thread = meta.thread_id
-        if thread is not UNSET and meta.run_id is not UNSET and thread == "thr-" + meta.run_id:
-            thread = UNSET
+        if thread is UNSET:  # a re-attach (GET …/chat/:runId/stream) names no thread
+            return RunStart(run_id=meta.run_id, resumed=True)
+        if meta.run_id is not UNSET and thread == "thr-" + meta.run_id:
+            thread = UNSET  # the thread id this encoder derives for a run without one
         return RunStart(run_id=meta.run_id, thread_id=thread)
 
     def _decode_body(self, event_name: str, data: bytes, frame: Frame) -> list[Event]:
@@ -392,8 +439,8 @@ class NestDecoder(Decoder):
         return [e]
 
 
-_STEP_OPENS = StepStart(synthetic=True)
-_STEP_CLOSES = StepFinish(synthetic=True)
+_STEP_START_FRAME = b'{"kind":"step-start"}'
+_STEP_FINISH_FRAME = b'{"kind":"step-finish"}'
 
 
 def _kind_in(kind: str) -> Literal["action"] | UnsetType:
@@ -412,21 +459,25 @@ class NestEncoder(Encoder):
         self._tool_in_step = False
         self._cancelled_frame = b'{"kind":"cancelled"}'
         self._approvals: set[str] = set()  # calls that went through newer approval frames
-        self._bracket_frames: dict[type, bytes] = {}
+        self._steps: StepJudge[tuple[type, Event | None]] = StepJudge()  # what a reader will see
         self._text_head = self._head + b'{"kind":"text","text":'
         self._reasoning_head = self._head + b'{"kind":"reasoning","text":'
         self._text_tail = b"}" + self._tail
 
     # -- framing helpers -----------------------------------------------------------------
 
-    def _emit(self, payload: bytes, name: str, event: Event | None) -> bytes:
-        """With ``sequence_ids``, event frames are numbered by their 1-based position in this
-        output (the newer nest rule): cursors live in the output's index space, so a replay of
-        the same input gets the same ids. ``meta``, ``done`` and ``error`` never get one."""
-        if self.sequence_ids and not name:
+    def _emit(self, payload: bytes, name: str, event_id: str = "") -> bytes:
+        """A source's ids are written as received (they are its clients' resume cursors). With
+        ``sequence_ids``, event frames without one are numbered too: by position, after the
+        highest number written so far (the newer nest rule), so a replay of the same input gets
+        the same ids. ``meta``, ``done`` and ``error`` never get a positional one."""
+        if event_id:
+            if event_id.isascii() and event_id.isdigit():
+                self._seq = max(self._seq, int(event_id))
+        elif self.sequence_ids and not name:
             self._seq += 1
-            return self._frame(payload, "", str(self._seq))
-        return super()._emit(payload, name, event)
+            event_id = str(self._seq)
+        return super()._emit(payload, name, event_id)
 
     def _wire(self, w: _K, event: Event) -> bytes:
         payload = _encode(w)
@@ -438,16 +489,24 @@ class NestEncoder(Encoder):
         return b'{"kind":' + name + b"," + body + b"}"
 
     def _plain_text_ok(self) -> bool:
-        return self._step_open and not self._tool_in_step and not self.sequence_ids
+        return self._step_open and not self._tool_in_step and not self.sequence_ids and not self._steps.pending
 
     # -- preamble, structure -------------------------------------------------------------
 
     def _begin(self, event: Event, parts: list[bytes]) -> None:
+        """``meta`` with both ids, as the published client needs them; a re-attach's names only
+        the run (ids are derived only for a source that has none, never added to a re-attach)."""
         start = event if type(event) is RunStart else RunStart(synthetic=True)
-        run_id = start.run_id if start.run_id is not UNSET else self._derived("run-")
-        thread_id = start.thread_id if start.thread_id is not UNSET else "thr-" + run_id
+        resumed = start.resumed is True
+        run_id = start.run_id
+        if run_id is UNSET and not resumed:
+            run_id = self._derived("run-")
+        thread_id = start.thread_id
+        if thread_id is UNSET and not resumed:
+            thread_id = "thr-" + run_id  # type: ignore[operator]
         native = (
-            start.run_id is not UNSET
+            (start.run_id is not UNSET or resumed)
+            and (start.resumed is UNSET or (resumed and start.thread_id is UNSET))
             and start.message_id is UNSET
             and not start.synthetic
             and start.model is UNSET
@@ -458,24 +517,45 @@ class NestEncoder(Encoder):
         self._put(parts, start, [("meta", _encode(MetaW(run_id=run_id, thread_id=thread_id)))], native)
 
     def _open_step(self, parts: list[bytes]) -> None:
+        """A step-start the client needs before content: a plain frame, which a nest decoder
+        reads back as implied (synthetic), so it describes nothing and needs no carrier."""
         if not self._step_open:
-            self._synthetic_bracket(_STEP_OPENS, parts)
+            self._set_step(open_=True)
+            self._bracket(StepStart, None, parts)
 
     def _close_step(self, parts: list[bytes]) -> None:
         if self._step_open:
-            self._synthetic_bracket(_STEP_CLOSES, parts)
+            self._set_step(open_=False)
+            self._bracket(StepFinish, None, parts)
 
-    def _synthetic_bracket(self, bracket: StepStart | StepFinish, parts: list[bytes]) -> None:
-        """A step bracket the client needs but the source did not send. Its frames are always
-        the same, so they are made once (unless frames are numbered)."""
-        frames = self._bracket_frames.get(type(bracket))
-        if frames is None or self.sequence_ids:
-            mark = len(parts)
-            self._handle(bracket, parts)
-            self._bracket_frames[type(bracket)] = b"".join(parts[mark:])
+    def _bracket(self, t: type, e: Event | None, parts: list[bytes]) -> None:
+        """A step bracket, this encoder's own (``e`` None) or the source's: held while a reader
+        may take it for implied (the next event decides), else written."""
+        steps = self._steps
+        if (e is None or _bare(e)) and steps.holds(t):
+            steps.hold(t, (t, e))
             return
-        parts.append(frames)
-        self._set_step(open_=type(bracket) is StepStart)
+        self._reader(t, parts)
+        self._write_bracket(t, e, parts, implied=False)
+
+    def _reader(self, t: type, parts: list[bytes]) -> None:
+        """An event of type ``t`` is written next: the held brackets are decided by it."""
+        steps = self._steps
+        if steps.pending:
+            for (bracket, e), implied in steps.settle(t):
+                self._write_bracket(bracket, e, parts, implied=implied)
+        steps.follow(t)
+
+    def _write_bracket(self, t: type, e: Event | None, parts: list[bytes], *, implied: bool) -> None:
+        """A source's bracket that a reader would take for implied gets a carrier: it is real."""
+        if e is None:
+            parts.append(self._emit(_STEP_START_FRAME if t is StepStart else _STEP_FINISH_FRAME, ""))
+        elif t is StepStart:
+            self._put(parts, e, [self._wire(StepStartW(), e)], _plain(e) and not implied)
+        else:
+            usage, usage_native = _usage_out(e.usage)  # type: ignore[attr-defined]
+            w = StepFinishW(usage=usage, cost_usd=e.cost_usd, reasoning_ms=e.reasoning_ms, model=e.model)  # type: ignore[attr-defined]
+            self._put(parts, e, [self._wire(w, e)], _plain(e) and usage_native and not implied)
 
     def _set_step(self, *, open_: bool) -> None:
         """A step bracket was written: a step is open or not, with no tool call in it yet."""
@@ -486,29 +566,20 @@ class NestEncoder(Encoder):
 
     def _handle(self, e: Event, parts: list[bytes]) -> None:
         t = type(e)
+        if t is StepStart or t is StepFinish:
+            self._step(e, parts)
+            return
+        if t is DataPart and e.origin == "nest" and e.name == "cancelled":  # type: ignore[attr-defined]
+            self._cancelled_frame = bytes(e.data)  # type: ignore[attr-defined]
+            return  # written with the terminal (a reader sees no event for it)
+        self._prelude(e, parts)
         if t is TextDelta or t is ReasoningDelta:
-            if self._tool_in_step:
-                self._close_step(parts)
-            self._open_step(parts)
             w: _K = TextW(text=e.text) if t is TextDelta else ReasoningW(text=e.text)  # type: ignore[attr-defined]
             self._put(parts, e, [self._wire(w, e)], _plain(e) and e.part_id is UNSET)  # type: ignore[attr-defined]
         elif t is RunStart:
             if e is not self._first:
-                parts.append(self._carry(e))
-        elif t is StepStart:
-            self._set_step(open_=True)
-            self._put(parts, e, [self._wire(StepStartW(), e)], _plain(e))
-        elif t is StepFinish:
-            if not self._step_open:
-                if e.synthetic:
-                    return
-                self._open_step(parts)  # a step-finish is always bracketed
-            usage, usage_native = _usage_out(e.usage)  # type: ignore[attr-defined]
-            w = StepFinishW(usage=usage, cost_usd=e.cost_usd, reasoning_ms=e.reasoning_ms, model=e.model)  # type: ignore[attr-defined]
-            self._set_step(open_=False)
-            self._put(parts, e, [self._wire(w, e)], _plain(e) and usage_native)
+                self._put(parts, e, [], False)
         elif t is ToolInputStart:
-            self._open_step(parts)
             self._tool_in_step = True
             w = ToolInputStartW(id=e.call_id, name=e.name, tool_kind=_kind_out(e.tool_kind), parent_id=e.parent_id)  # type: ignore[attr-defined]
             self._put(parts, e, [self._wire(w, e)], _plain(e) and e.tool_kind != "read")  # type: ignore[attr-defined]
@@ -525,7 +596,6 @@ class NestEncoder(Encoder):
         elif t is ToolDenied:
             self._denied(e, parts)  # type: ignore[arg-type]
         elif t is ToolApprovalRequest:
-            self._announce(e.call_id, parts)  # type: ignore[attr-defined]
             self._approvals.add(e.call_id)  # type: ignore[attr-defined]
             w = ApprovalRequestedW(id=e.call_id, approver=e.approver if e.approver is not UNSET else "requester", expires_at=e.expires_at, reason=e.reason, confirmation=e.confirmation, target=e.target)  # type: ignore[attr-defined]
             self._put(parts, e, [self._wire(w, e)], _plain(e) and e.approver is not UNSET)  # type: ignore[attr-defined]
@@ -537,7 +607,6 @@ class NestEncoder(Encoder):
             w = UiW(id=e.ui_id, component=e.component, props=e.props, version=e.version, tool_call_id=e.tool_call_id, fallback_text=e.fallback_text, component_versions=e.component_versions, partial=e.partial)  # type: ignore[attr-defined]
             self._put(parts, e, [self._wire(w, e)], _plain(e))
         elif t is Elicitation:
-            self._announce(e.call_id, parts)  # type: ignore[attr-defined]
             self._put(parts, e, [self._wire(ElicitationW(id=e.call_id, request=e.request), e)], _plain(e))  # type: ignore[attr-defined]
         elif t is Title:
             self._put(parts, e, [self._wire(TitleW(title=e.title), e)], _plain(e))  # type: ignore[attr-defined]
@@ -546,14 +615,36 @@ class NestEncoder(Encoder):
         elif t is Queue:
             self._put(parts, e, [self._wire(QueueW(queue=e.queue, started=e.started), e)], _plain(e))  # type: ignore[attr-defined]
         elif t is DataPart and e.origin == "nest":  # type: ignore[attr-defined]
-            if e.name == "cancelled":  # type: ignore[attr-defined]
-                self._cancelled_frame = bytes(e.data)  # type: ignore[attr-defined]
-                return
             self._put(parts, e, [bytes(e.data)], e.message_id is UNSET)
         elif t is Terminal:
             self._terminal(e, parts)  # type: ignore[arg-type]
         else:
-            parts.append(self._carry(e))
+            self._put(parts, e, [], False)
+
+    def _prelude(self, e: Event, parts: list[bytes]) -> None:
+        """What goes before an event's frames: the step it needs, the announcement of its tool
+        call; then the held brackets are decided by it."""
+        t = type(e)
+        if t is TextDelta or t is ReasoningDelta:
+            if self._tool_in_step:
+                self._close_step(parts)
+            self._open_step(parts)
+        elif t is ToolInputStart or t is ToolCall:
+            self._open_step(parts)
+        elif t is ToolApprovalRequest or t is Elicitation:
+            self._announce(e.call_id, parts)  # type: ignore[attr-defined]
+        self._reader(t, parts)
+
+    def _step(self, e: Event, parts: list[bytes]) -> None:
+        """A source's step bracket. Synthetic ones are implied structure: nest writes its own
+        where it needs them."""
+        if e.synthetic:
+            return
+        t = type(e)
+        if t is StepFinish and not self._step_open:
+            self._open_step(parts)  # a step-finish is always bracketed
+        self._set_step(open_=t is StepStart)
+        self._bracket(t, e, parts)
 
     def _denied(self, e: ToolDenied, parts: list[bytes]) -> None:
         """A denial in the generation the stream speaks: ``tool-output-denied`` where the call
@@ -567,7 +658,6 @@ class NestEncoder(Encoder):
             self._put(parts, e, [self._wire(w, e)], native and e.reason is UNSET)
 
     def _tool_call(self, e: ToolCall, parts: list[bytes]) -> None:
-        self._open_step(parts)
         self._tool_in_step = True
         native = (
             _plain(e)
@@ -603,9 +693,7 @@ class NestEncoder(Encoder):
             and e.result is UNSET
             and e.error_info is UNSET
         )
-        if e.status == "succeeded":
-            if self._step_open:
-                self._close_step(parts)
+        if e.status == "succeeded":  # an open step stays open: the server ends runs so too
             frames.append(("done", _DONE))
             native = native and failure is UNSET
         elif e.status == "cancelled":

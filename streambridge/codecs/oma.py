@@ -427,7 +427,7 @@ class OmaEncoder(Encoder):
             self._put(parts, e, [self._write(kind, json_encode(e.text), e)], native)  # type: ignore[attr-defined]
         elif t in _STRUCTURE:  # oma has no place for it: dropped when synthetic, else carried
             if not e.synthetic:
-                parts.append(self._carry(e))
+                self._put(parts, e, [], False)
         elif t is ToolCall:
             self._tool_call(e, parts)  # type: ignore[arg-type]
         elif t is ToolOutput:
@@ -443,7 +443,7 @@ class OmaEncoder(Encoder):
         elif t is Terminal:
             self._terminal(e, parts)  # type: ignore[arg-type]
         else:
-            parts.append(self._carry(e))
+            self._put(parts, e, [], False)
 
     def _tool_call(self, e: ToolCall, parts: list[bytes]) -> None:
         native = (

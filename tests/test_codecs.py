@@ -119,13 +119,13 @@ def test_nest_sequence_ids_number_a_source_without_ids() -> None:
 
 
 NUMBERED = (
-    'event: meta\ndata: {"runId":"r","threadId":"t"}\n\n'
-    'id: 7\ndata: {"kind":"step-start"}\n\n'
-    'id: 9\ndata: {"kind":"text","text":"a"}\n\n'
-    'id: 10\ndata: {"kind":"text","text":"b"}\n\n'
-    'id: x-11\ndata: {"kind":"step-finish","usage":{"inputTokens":1,"outputTokens":2}}\n\n'
-    "event: done\ndata: {}\n\n"
-).encode()
+    b'event: meta\ndata: {"runId":"r","threadId":"t"}\n\n'
+    b'id: 7\ndata: {"kind":"step-start"}\n\n'
+    b'id: 9\ndata: {"kind":"text","text":"a"}\n\n'
+    b'id: 10\ndata: {"kind":"text","text":"b"}\n\n'
+    b'id: x-11\ndata: {"kind":"step-finish","usage":{"inputTokens":1,"outputTokens":2}}\n\n'
+    b"event: done\ndata: {}\n\n"
+)
 
 
 @pytest.mark.parametrize("framing", ["sse", "ndjson"])
@@ -174,10 +174,10 @@ def test_a_reattach_stream_gets_no_invented_thread() -> None:
 
 def test_a_run_ending_with_its_step_open_comes_back_as_it_was() -> None:
     data = (
-        'event: meta\ndata: {"runId":"r","threadId":"t"}\n\ndata: {"kind":"step-start"}\n\n'
-        'data: {"kind":"tool-input-available","id":"c1","name":"purge","input":{},"toolKind":"action"}\n\n'
-        "event: done\ndata: {}\n\n"
-    ).encode()
+        b'event: meta\ndata: {"runId":"r","threadId":"t"}\n\ndata: {"kind":"step-start"}\n\n'
+        b'data: {"kind":"tool-input-available","id":"c1","name":"purge","input":{},"toolKind":"action"}\n\n'
+        b"event: done\ndata: {}\n\n"
+    )
     out = encode("nest", decode("nest", data))
     assert out == data
     assert b"data-" not in out and b"step-finish" not in out

@@ -323,7 +323,7 @@ class EncodingSink:
                 encoder._text.extend(texts)
         tail = encoder._text_tail
         if ids is not None:  # numbered frames: each delta's frame after its own id line
-            self.parts.append(b"".join([line + b"\n" + head + json_encode(t) + tail for t, line in zip(texts, ids)]))
+            self.parts.append(b"".join([line + b"\n" + head + json_encode(t) + tail for t, line in zip(texts, ids, strict=True)]))
         elif len(texts) == 1:  # a chunk of one frame, as a live upstream writes them
             self.parts.append(head + json_encode(texts[0]) + tail)
         else:

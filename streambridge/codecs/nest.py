@@ -260,7 +260,7 @@ _BARE_FINISH = StepFinish()
 
 def _bare(event: Event) -> bool:
     """A step bracket with nothing but its kind (no usage, no id, no unknown field)."""
-    return event == _BARE_START or event == _BARE_FINISH
+    return event in (_BARE_START, _BARE_FINISH)
 
 
 class NestDecoder(Decoder):

@@ -51,6 +51,8 @@ from .base import (
     decode_envelope,
     decode_known,
     default_failure,
+    invented_start,
+    is_derived,
     json_encode,
     raw_str,
     splice_extra,
@@ -360,7 +362,7 @@ class AgentkitDecoder(Decoder):
         self._provider = w.provider if w.provider is not UNSET else DEFAULT_PROVIDER
         self._model = w.model
         mid = UNSET if w.message_id == "msg-" + w.turn_id else w.message_id
-        return RunStart(
+        start = RunStart(
             run_id=w.turn_id,
             message_id=mid,
             model=w.model,
@@ -368,6 +370,10 @@ class AgentkitDecoder(Decoder):
             thread_id=w.session_id,
             correlation_id=w.correlation_id,
         )
+        start.synthetic = is_derived("turn-", w.turn_id) and invented_start(  # made up for a source without one
+            msgspec.structs.replace(start, synthetic=True)
+        )
+        return start
 
     def _tool_call(self, w: ToolCallW) -> ToolCall:
         c = w.call
@@ -519,7 +525,8 @@ class AgentkitEncoder(Encoder):
             session_id=e.thread_id,
             correlation_id=e.correlation_id,
         )
-        self._put(parts, e, [self._wire(w, e)], not e.synthetic and e.run_id is not UNSET and e.resumed is UNSET)
+        native = invented_start(e) or (not e.synthetic and e.run_id is not UNSET and e.resumed is UNSET)
+        self._put(parts, e, [self._wire(w, e)], native)
 
     def _tool_call(self, e: ToolCall, parts: list[bytes]) -> None:
         native = _plain(e) and e.parent_id is UNSET and e.signature is UNSET

@@ -60,6 +60,42 @@ TRUNCATED_MESSAGE = "The stream ended without a terminal event."
 TRUNCATED_CODE = "truncated"
 
 
+def _truncated() -> Failure:
+    return Failure(status="error", message=TRUNCATED_MESSAGE, code=TRUNCATED_CODE, recoverable=True)
+
+
+def truncation_terminal() -> Terminal:
+    """The error terminal for input that ended without one (synthetic: streambridge's own)."""
+    return Terminal(synthetic=True, status="error", failure=_truncated())
+
+
+def _is_truncation(failure: Failure) -> bool:
+    return failure.code == TRUNCATED_CODE and failure.message == TRUNCATED_MESSAGE and failure.status == "error"
+
+
+def _wire_terminal(event: Terminal) -> Terminal:
+    """What an encoder writes for streambridge's truncation terminal: a plain error terminal
+    with its code and message, which every decoder reads back as the synthetic one (so no
+    carrier ever describes it)."""
+    failure = event.failure
+    if not event.synthetic or failure is UNSET or event.status != "error" or not _is_truncation(failure):
+        return event
+    if failure.recoverable is True and failure.retry_after_ms is UNSET and failure.correlation_id is UNSET:
+        failure = msgspec.structs.replace(failure, recoverable=UNSET)
+        return msgspec.structs.replace(event, synthetic=False, failure=failure)
+    return event
+
+
+def _read_terminal(event: Terminal) -> None:
+    """The inverse of :func:`_wire_terminal`, for every decoder (one canonical form)."""
+    failure = event.failure
+    if event.synthetic or event.status != "error" or failure is UNSET or not _is_truncation(failure):
+        return
+    if failure.recoverable is UNSET and failure.retry_after_ms is UNSET and failure.correlation_id is UNSET:
+        event.failure = _truncated()
+        event.synthetic = True
+
+
 #: what went wrong, for code that reacts differently (a proxy's fault codes): a frame that is
 #: not what the protocol says, one that is not UTF-8, one over the size limit, input that
 #: ended without its terminal (or inside a frame), or anything after the terminal.
@@ -224,6 +260,25 @@ def _lenient_type(tp: Any) -> Any:
 def derived_id(prefix: str, first: Event) -> str:
     """A deterministic id for something the source lacks: same input, same id."""
     return prefix + hashlib.sha1(encode_event(first)).hexdigest()[:12]
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def is_derived(prefix: str, value: str) -> bool:
+    """Whether an id has the form :func:`derived_id` gives it."""
+    return len(value) == len(prefix) + 12 and value.startswith(prefix) and _HEX.issuperset(value[len(prefix) :])
+
+
+_INVENTED_START = RunStart(synthetic=True)
+
+
+def invented_start(event: RunStart) -> bool:
+    """A run start an encoder made up for a source without one (at most a derived run id).
+
+    Targets that need a run start write it as a plain one with that id, and their decoders
+    read an id of the derived form back as this invented start: no carrier describes it."""
+    return event.synthetic and msgspec.structs.replace(event, run_id=UNSET) == _INVENTED_START
 
 
 def _check_utf8(data: bytes) -> None:
@@ -508,11 +563,7 @@ class Decoder:
         """End of input: flush anything held back."""
 
     def _truncation_terminal(self) -> Terminal:
-        return Terminal(
-            synthetic=True,
-            status="error",
-            failure=Failure(status="error", message=TRUNCATED_MESSAGE, code=TRUNCATED_CODE, recoverable=True),
-        )
+        return truncation_terminal()
 
     def _carrier(self, body: bytes, frame: Frame) -> Event:
         """Restore an event a streambridge encoder carried in this protocol's escape hatch."""
@@ -548,6 +599,7 @@ class Decoder:
             if event.message_id is UNSET:
                 self._text.append(event.text)  # type: ignore[attr-defined]
         elif kind is Terminal:
+            _read_terminal(event)  # type: ignore[arg-type]
             self._terminated = True
             if event.text is UNSET and event.message_id is UNSET:  # type: ignore[attr-defined]
                 event.text = self._pieces.text()  # type: ignore[attr-defined]
@@ -669,16 +721,7 @@ class Encoder:
         """End of output: guarantees exactly one terminal in the stream."""
         parts: list[bytes] = []
         if not self._terminated:
-            self._event(
-                Terminal(
-                    synthetic=True,
-                    status="error",
-                    failure=Failure(
-                        status="error", message=TRUNCATED_MESSAGE, code=TRUNCATED_CODE, recoverable=True
-                    ),
-                ),
-                parts,
-            )
+            self._event(truncation_terminal(), parts)
         return b"".join(parts)
 
     @property
@@ -801,6 +844,7 @@ class Encoder:
             elif t is Terminal:
                 if event.text is UNSET and event.message_id is UNSET:  # type: ignore[attr-defined]
                     event = msgspec.structs.replace(event, text=self._assembled())  # as every decoder fills it
+                event = _wire_terminal(event)  # type: ignore[arg-type]
             elif t is ToolInputDelta:
                 if event.call_id not in self._announced:  # type: ignore[attr-defined]
                     self._announced.add(event.call_id)  # type: ignore[attr-defined]

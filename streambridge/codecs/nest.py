@@ -49,6 +49,8 @@ from .base import (
     canonical_failure,
     decode_envelope,
     decode_known,
+    invented_start,
+    is_derived,
     parse_arguments,
     raw_str,
     splice_extra,
@@ -344,7 +346,9 @@ class NestDecoder(Decoder):
         if thread is UNSET:  # a re-attach (GET …/chat/:runId/stream) names no thread
             return RunStart(run_id=meta.run_id, resumed=True)
         if meta.run_id is not UNSET and thread == "thr-" + meta.run_id:
-            thread = UNSET  # the thread id this encoder derives for a run without one
+            # the thread id this encoder derives for a run without one; with a derived run id,
+            # the run start was invented for a source that had none
+            return RunStart(run_id=meta.run_id, synthetic=is_derived("run-", meta.run_id))
         return RunStart(run_id=meta.run_id, thread_id=thread)
 
     def _decode_body(self, event_name: str, data: bytes, frame: Frame) -> list[Event]:
@@ -504,7 +508,7 @@ class NestEncoder(Encoder):
         thread_id = start.thread_id
         if thread_id is UNSET and not resumed:
             thread_id = "thr-" + run_id  # type: ignore[operator]
-        native = (
+        native = invented_start(start) or (
             (start.run_id is not UNSET or resumed)
             and (start.resumed is UNSET or (resumed and start.thread_id is UNSET))
             and start.message_id is UNSET

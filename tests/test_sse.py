@@ -185,6 +185,12 @@ def test_ndjson_lines_skip_blanks_and_strip_cr() -> None:
     assert [f.data for f in frames] == [b'{"a":1}', b'{"b":2}']
 
 
+def test_ndjson_skips_one_bom_at_stream_start_however_split() -> None:
+    parser = NDJSONParser()
+    frames = parser.feed(b"\xef") + parser.feed(b"\xbb") + parser.feed(b'\xbf{"a":1}\n\xef\xbb\xbf{}\n') + parser.close()
+    assert [(f.data, f.offset) for f in frames] == [(b'{"a":1}', 3), (b"\xef\xbb\xbf{}", 11)]
+
+
 def test_ndjson_writer_wraps_named_events() -> None:
     assert ndjson_frame(b"{}") == b"{}\n"
     assert ndjson_frame(b'{"runId":"r"}', "meta") == b'{"event":"meta","data":{"runId":"r"}}\n'

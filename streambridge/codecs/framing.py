@@ -62,7 +62,28 @@ class FramingError(Exception):
         self.kind = kind
 
 
-class SSEParser:
+class _Parser:
+    """What both parsers share: one UTF-8 BOM at the very start of a stream is skipped (WHATWG
+    says so for SSE; for NDJSON it is what Windows tools write), wherever the chunks split it."""
+
+    _buf: bytes
+    _pos: int
+    _started: bool
+
+    def _strip_bom(self, chunk: bytes) -> bytes:
+        head = self._buf + chunk
+        if len(head) < 3 and _BOM.startswith(head):
+            self._buf = head
+            return b""
+        self._started = True
+        self._buf = b""
+        if head.startswith(_BOM):
+            self._pos = 3
+            return head[3:]
+        return head
+
+
+class SSEParser(_Parser):
     """WHATWG-compliant incremental SSE parser working on bytes.
 
     ``feed`` returns the frames completed by a chunk; ``close`` returns nothing more but lists,
@@ -279,18 +300,6 @@ class SSEParser:
 
     # -- internals -----------------------------------------------------------------------
 
-    def _strip_bom(self, chunk: bytes) -> bytes:
-        head = self._buf + chunk
-        if len(head) < 3 and _BOM.startswith(head):
-            self._buf = head
-            return b""
-        self._started = True
-        self._buf = b""
-        if head.startswith(_BOM):
-            self._pos = 3
-            return head[3:]
-        return head
-
     def _normalise_cr(self, data: bytes) -> bytes:
         if data.endswith(b"\r"):
             self._skip_lf = True  # a CRLF may be split across chunks
@@ -372,8 +381,9 @@ class SSEParser:
         self._data = []
 
 
-class NDJSONParser:
-    """Newline-delimited JSON: one frame per non-empty line (a trailing CR is dropped).
+class NDJSONParser(_Parser):
+    """Newline-delimited JSON: one frame per non-empty line (a trailing CR is dropped), after
+    a leading BOM.
 
     A last line without its newline is still delivered at ``close``: the nest server writes a
     final partial line the same way, and the codec decides whether it parses.
@@ -384,6 +394,7 @@ class NDJSONParser:
         self.problems: list[FramingError] = []
         self.comments = 0
         self._buf = b""
+        self._started = False
         self._pos = 0
         self._index = 0
         self._discarding = False
@@ -392,6 +403,10 @@ class NDJSONParser:
         self.on_plain: PlainConsumer | None = None  # as SSEParser.on_plain
 
     def feed(self, chunk: bytes) -> list[Frame]:
+        if not self._started:
+            chunk = self._strip_bom(chunk)
+            if not self._started:
+                return []
         if b"\n" not in chunk:
             return self._hold(chunk)
         if self._pending:

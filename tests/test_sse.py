@@ -41,6 +41,14 @@ def test_only_the_first_bom_is_skipped() -> None:
     assert datas(b"\xef\xbb\xbf\xef\xbb\xbfdata: a\n\ndata: b\n\n") == [b"b"]
 
 
+@pytest.mark.parametrize("data", [b"\n", b"\n\n\n", b"data: a\n\n\n", b"data: a\r\n\r\n\r\n"])
+def test_extra_blank_lines_at_the_end_are_no_unterminated_event(data: bytes) -> None:
+    parser = SSEParser()
+    frames = parser.feed(data) + parser.close()
+    assert [f.data for f in frames] == ([b"a"] if b"a" in data else [])
+    assert parser.problems == []
+
+
 def test_cr_only_line_endings() -> None:
     assert datas(b"data: a\r\rdata: b\r\r") == [b"a", b"b"]
 

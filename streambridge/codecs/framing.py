@@ -285,7 +285,7 @@ class SSEParser(_Parser):
     def close(self) -> list[Frame]:
         """End of input: an unterminated event is reported in ``problems``, never dispatched."""
         self._buf = self._take_pending(b"")
-        if self._buf or self._has_fields:
+        if self._buf.strip(b"\n") or self._has_fields:  # blank lines between events are no event
             raw = b"\n".join([b"data: " + d for d in self._data])
             if self._buf:
                 raw = raw + (b"\n" if raw else b"") + self._buf

@@ -11,6 +11,7 @@ and what a target's terminal must list). Times are the best of ``--repeat`` runs
 
     python bench/translate_bench.py            # 1,000,000 events per source
     python bench/translate_bench.py --events 100000
+    python bench/translate_bench.py --detect   # the source framing detected, not given
 """
 
 from __future__ import annotations
@@ -129,8 +130,8 @@ def floor(codec: str, path: Path) -> float:
     return elapsed
 
 
-def translate(source: str, target: str, path: Path) -> float:
-    translator = Translator(source, target, source_framing="sse", target_framing="sse")
+def translate(source: str, target: str, path: Path, source_framing: str | None = "sse") -> float:
+    translator = Translator(source, target, source_framing=source_framing, target_framing="sse")  # type: ignore[arg-type]
     sink = open(os.devnull, "wb")  # noqa: SIM115
     start = time.perf_counter()
     for block in chunks(path):
@@ -152,12 +153,11 @@ def rss_kib() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def measure_in_child(source: str, target: str, path: Path) -> tuple[float, float, float]:
+def measure_in_child(source: str, target: str, path: Path, detect: bool = False) -> tuple[float, float, float]:
     """Seconds of the floor, seconds and peak RSS growth (MiB) of one translation, all in one
     fresh process: floor and translation run back to back, so both see the same machine."""
-    out = subprocess.run(
-        [sys.executable, __file__, "--one", source, target, str(path)], check=True, capture_output=True, text=True
-    )
+    args = [sys.executable, __file__, "--one", source, target, str(path), *(["--detect"] if detect else [])]
+    out = subprocess.run(args, check=True, capture_output=True, text=True)
     floor_seconds, seconds, growth = out.stdout.split()
     return float(floor_seconds), float(seconds), int(growth) / 1024
 
@@ -166,13 +166,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--detect", action="store_true", help="leave the source framing to detection")
     parser.add_argument("--one", nargs=3, metavar=("SOURCE", "TARGET", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         source, target, path = args.one
         floor_seconds = floor(source, Path(path))
         base = rss_kib()
-        seconds = translate(source, target, Path(path))
+        seconds = translate(source, target, Path(path), None if args.detect else "sse")
         print(floor_seconds, seconds, rss_kib() - base)
         return
     rows = []
@@ -180,11 +181,12 @@ def main() -> None:
         for source in CODECS:
             path, count = write_transcript(source, args.events, Path(tmp))
             for target in CODECS:
-                runs = [measure_in_child(source, target, path) for _ in range(args.repeat)]
+                runs = [measure_in_child(source, target, path, args.detect) for _ in range(args.repeat)]
                 floor_rate = count / min(floor_seconds for floor_seconds, _, _ in runs)
                 rate = count / min(seconds for _, seconds, _ in runs)
                 rows.append((source, target, count, rate, floor_rate, max(growth for _, _, growth in runs)))
-    print(f"{args.events:,} events per source, SSE → SSE, best of {args.repeat}, Python {sys.version.split()[0]}")
+    detected = " (source framing detected)" if args.detect else ""
+    print(f"{args.events:,} events per source, SSE → SSE{detected}, best of {args.repeat}, Python {sys.version.split()[0]}")
     print()
     print("| source → target | events | events/s | floor events/s | ratio | peak RSS growth |")
     print("|---|---:|---:|---:|---:|---:|")

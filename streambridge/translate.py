@@ -98,7 +98,8 @@ def translate(chunks: AsyncIterable[bytes], source: str, target: str, **options:
 def translate(chunks, source, target, **options):  # type: ignore[no-untyped-def]
     """Translate a stream of ``source`` bytes into ``target`` bytes, chunk by chunk.
 
-    ``options``: ``source_framing`` / ``target_framing`` (``"sse"`` or ``"ndjson"``), ``strict``
+    ``options``: ``source_framing`` / ``target_framing`` (``"sse"`` or ``"ndjson"``; an unset
+    source framing is detected from the first bytes, an unset target one is the target's own), ``strict``
     (raise :class:`~streambridge.codecs.StreamError` on bad input instead of forwarding it),
     ``max_event_size``, and encoder options (nest: ``sequence_ids``).
     """

@@ -8,7 +8,8 @@ upstream handler, which records it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,6 +110,32 @@ def stream_app(
     for path in paths or ("/",):
         app.router.add_route(method, path, handler)
     return app
+
+
+@contextlib.asynccontextmanager
+async def bare_upstream(parts: Iterable[bytes]) -> AsyncIterator[str]:
+    """The URL of an HTTP/1.1 upstream on 127.0.0.1 that answers with no Content-Type at all
+    (aiohttp's server always adds one): ``parts`` one write each, ended by closing the connection."""
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                       if line.lower().startswith(b"content-length:")), 0)
+        await reader.readexactly(length)
+        writer.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")
+        for part in parts:
+            writer.write(part)
+            await writer.drain()
+        writer.close()
+        await writer.wait_closed()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    host, port = server.sockets[0].getsockname()[:2]
+    try:
+        yield f"http://{host}:{port}/up"
+    finally:
+        server.close()
+        await server.wait_closed()
 
 
 # -- the proxy -----------------------------------------------------------------------------

@@ -46,6 +46,17 @@ def test_sniffing_tells_ndjson_agentkit_and_sse_oma_apart(tmp_path: Path) -> Non
         assert f"detected {expected}" in result.stderr
 
 
+@pytest.mark.parametrize("lead", [b"", b"\xef\xbb\xbf\n\n"])
+def test_a_named_oma_file_in_sse_converts_without_a_framing_option(tmp_path: Path, lead: bytes) -> None:
+    oma_sse = translated("oma", "oma", (GOLDEN / "approval/oma.ndjson").read_bytes(), target_framing="sse")
+    path = tmp_path / "oma.sse"
+    path.write_bytes(lead + oma_sse)
+    result = invoke("convert", path, "--from", "oma", "--to", "nest")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout_bytes == translated("oma", "nest", oma_sse, source_framing="sse")
+    assert "warning" not in result.stderr
+
+
 def test_stdin_to_stdout_pipes(tmp_path: Path) -> None:
     data = (GOLDEN / "reasoning-then-text/nest.sse").read_bytes()
     result = invoke("convert", "-", "--from", "nest", "--to", "agentkit", "-o", "-", input=data)

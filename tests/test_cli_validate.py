@@ -187,5 +187,8 @@ def test_validate_bad_input_is_a_user_error(tmp_path: Path) -> None:
 
 
 def test_a_garbage_file_with_a_named_protocol_has_findings() -> None:
+    # no JSON at the first significant byte: SSE by the framing rule, lines with no blank line after them
     found = findings("-", "--protocol", "oma", input=b"hello\nworld\n")
+    assert [f["rule"] for f in found] == ["SB002", "SB010"]
+    found = findings("-", "--protocol", "oma", input=b"{hello\n{world\n")  # NDJSON: two bad lines
     assert [f["rule"] for f in found] == ["SB001", "SB001", "SB010"]

@@ -17,6 +17,7 @@ from .proxy_support import (
         PING,
         SCENARIOS,
         Upstream,
+        bare_upstream,
         capture,
         decode,
         frames,
@@ -128,6 +129,54 @@ async def test_real_nest_capture_with_its_headers(aiohttp_server, aiohttp_client
     if target == "agentkit":
         start = events[0]
         assert type(start) is RunStart and start.run_id == cap.headers["x-agent-run-id"]
+
+
+def in_framing(source: str, scenario: str, framing: str) -> bytes:
+    """A golden in the other framing (oma as SSE, as it usually travels over HTTP; nest as NDJSON)."""
+    return Translator(source, source, target_framing=framing).feed(golden(scenario, source))
+
+
+UNSAID = [("oma", "sse"), ("nest", "ndjson")]
+
+
+@pytest.mark.parametrize(("source", "framing"), UNSAID)
+@pytest.mark.parametrize("content_type", ["text/plain", "application/octet-stream", None])
+async def test_framing_is_detected_when_the_upstream_content_type_does_not_say(
+    aiohttp_server, aiohttp_client, source, framing, content_type
+) -> None:
+    body = in_framing(source, "approval", framing)
+    parts = frames(body, b"\n\n" if framing == "sse" else b"\n")
+    if content_type is None:
+        async with bare_upstream(parts) as up_url:
+            out = await _through_proxy(aiohttp_client, up_url, source)
+    else:
+        async def chat(request: web.Request) -> web.StreamResponse:
+            return await write_stream(request, parts, content_type=content_type)
+
+        server = await aiohttp_server(stream_app(chat, "/agent/chat", "/up"))
+        out = await _through_proxy(aiohttp_client, url_of(server, "/agent" if source == "nest" else "/up"), source)
+    translator = Translator(source, "agentkit", source_framing=framing, strict=True)  # type: ignore[arg-type]
+    assert out == translator.feed(body) + translator.close()
+
+
+async def test_a_declared_content_type_wins_over_detection(aiohttp_server, aiohttp_client) -> None:
+    """NDJSON bytes declared as SSE are read as SSE (no blank line ends an event): a fault, not text."""
+    async def chat(request: web.Request) -> web.StreamResponse:
+        return await write_stream(request, frames(golden("approval", "oma"), b"\n"), content_type="text/event-stream")
+
+    server = await aiohttp_server(stream_app(chat, "/up"))
+    out = await _through_proxy(aiohttp_client, url_of(server, "/up"), "oma")
+    end = decode("agentkit", out)[-1]
+    assert type(end) is Terminal and end.status == "error"
+    assert b"text_delta" not in out
+
+
+async def _through_proxy(aiohttp_client, up_url: str, source: str) -> bytes:
+    """An agentkit client's body (heartbeats left out) for one turn through the proxy."""
+    client = await start_proxy(aiohttp_client, proxy_config(up_url, source, "agentkit"))
+    resp = await client.post("/", json=REQUESTS["agentkit"]("hi"))
+    assert resp.status == 200
+    return without_comments(await resp.read())
 
 
 async def test_one_write_per_upstream_chunk(aiohttp_server, aiohttp_client, monkeypatch) -> None:

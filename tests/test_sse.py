@@ -41,6 +41,14 @@ def test_only_the_first_bom_is_skipped() -> None:
     assert datas(b"\xef\xbb\xbf\xef\xbb\xbfdata: a\n\ndata: b\n\n") == [b"b"]
 
 
+@pytest.mark.parametrize("data", [b"\n", b"\n\n\n", b"data: a\n\n\n", b"data: a\r\n\r\n\r\n"])
+def test_extra_blank_lines_at_the_end_are_no_unterminated_event(data: bytes) -> None:
+    parser = SSEParser()
+    frames = parser.feed(data) + parser.close()
+    assert [f.data for f in frames] == ([b"a"] if b"a" in data else [])
+    assert parser.problems == []
+
+
 def test_cr_only_line_endings() -> None:
     assert datas(b"data: a\r\rdata: b\r\r") == [b"a", b"b"]
 
@@ -183,6 +191,12 @@ def test_ndjson_lines_skip_blanks_and_strip_cr() -> None:
     parser = NDJSONParser()
     frames = parser.feed(b'{"a":1}\r\n\n  \n{"b":') + parser.feed(b"2}") + parser.close()
     assert [f.data for f in frames] == [b'{"a":1}', b'{"b":2}']
+
+
+def test_ndjson_skips_one_bom_at_stream_start_however_split() -> None:
+    parser = NDJSONParser()
+    frames = parser.feed(b"\xef") + parser.feed(b"\xbb") + parser.feed(b'\xbf{"a":1}\n\xef\xbb\xbf{}\n') + parser.close()
+    assert [(f.data, f.offset) for f in frames] == [(b'{"a":1}', 3), (b"\xef\xbb\xbf{}", 11)]
 
 
 def test_ndjson_writer_wraps_named_events() -> None:

@@ -427,7 +427,8 @@ class Relay:
         return None
 
     def _first_chunk(self) -> None:
-        """Record the time to first byte; follow the upstream's declared framing unless configured."""
+        """Record the time to first byte; follow the upstream's declared framing unless configured
+        (when its Content-Type says neither SSE nor NDJSON, the decoder detects it)."""
         upstream = self.upstream
         if upstream is None:
             return

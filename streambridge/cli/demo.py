@@ -21,11 +21,12 @@ from rich.table import Table
 from rich.text import Text
 
 from ..codecs import Codec
+from ..codecs.framing import detect_framing
 from ..events import Terminal
 from ..translate import Translator
 from .common import UserError, VerboseOption, collect_warnings, complete_protocol, resolve_protocol, set_verbose
 from .replay import NEST_BASE, Recording, make_replay_app, render
-from .transcripts import FrameCutter, cut_frames, sniff_framing
+from .transcripts import FrameCutter, cut_frames
 
 DEFAULT_SCENARIO = "text-after-tool"
 DEFAULT_SOURCE = "nest"
@@ -121,7 +122,7 @@ def _table(source: Codec, target: Codec) -> Table:
 
 async def run_demo(name: str, body: bytes, source: Codec, target: Codec, delay: float, table: Table) -> DemoRun:
     """Serve ``body`` from a fake backend, fetch it, translate it as it arrives, fill ``table``."""
-    framing = sniff_framing(body) or source.default_framing
+    framing = detect_framing(body) or source.default_framing
     recording = Recording(name, (name,), source, framing, None, [p.raw for p in cut_frames([body], framing)])
     app = make_replay_app([render(recording, None, None)], delays=[delay])
     runner = web.AppRunner(app, handler_cancellation=True)

@@ -22,6 +22,7 @@ import typer
 from .. import codecs
 from ..codecs import Codec
 from ..codecs.base import Decoder
+from ..codecs.framing import detect_framing
 from ..events import Terminal
 from .common import (
     EXIT_FINDINGS,
@@ -35,7 +36,7 @@ from .common import (
     set_verbose,
     stdout_binary,
 )
-from .transcripts import SNIFF_LIMIT, Capture, framing_hint, sniff, sniff_framing
+from .transcripts import SNIFF_LIMIT, Capture, framing_hint, sniff
 
 #: the headers a capture keeps, in this order (../shared/captures/README.md).
 CAPTURE_HEADERS = ("content-type", "cache-control", "connection", "x-agent-run-id", "x-agent-thread-id", "transfer-encoding")
@@ -84,9 +85,9 @@ class TerminalWatcher:
                 return False
             self.codec, framing = codecs.get(found[0]), found[1]
         else:
-            framing = sniff_framing(self._head) or framing_hint(self.capture)
-            if framing is None and not self._head.strip():
-                return False
+            framing = detect_framing(self._head) or framing_hint(self.capture)
+            if framing is None:
+                return False  # nothing significant yet (a BOM, blank lines)
             if framing not in self.codec.framings:
                 framing = self.codec.default_framing
         self.decoder = self.codec.decoder(framing)  # type: ignore[arg-type]

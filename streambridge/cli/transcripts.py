@@ -4,8 +4,10 @@ A capture file (what ``streambridge record`` writes, as in ``../shared/captures/
 ``HTTP <status>``, header lines, an empty line, then the exact body. Every command that reads
 an input accepts it and works on the body; the status and headers are kept as framing facts.
 
-Sniffing looks at the first complete frames of the body: nest has ``event: meta`` or
-``{"kind": …}``; agentkit has ``{"type": …, "messageId": …}``; oma has ``{"type": …, "data": …}``.
+Sniffing takes the framing from the first significant byte by the rule every decoder uses
+(:func:`~streambridge.codecs.framing.detect_framing`), and the protocol from the first complete
+frames: nest has ``event: meta`` or ``{"kind": …}``; agentkit has ``{"type": …, "messageId": …}``;
+oma has ``{"type": …, "data": …}``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import typer
 
 from .. import codecs
 from ..codecs import Codec
-from ..codecs.framing import DEFAULT_MAX_EVENT_SIZE, Frame, FramingError, make_parser
+from ..codecs.framing import DEFAULT_MAX_EVENT_SIZE, Frame, FramingError, detect_framing, make_parser
 from .common import UserError, check_framing, note, resolve_protocol
 
 CHUNK_SIZE = 64 * 1024
@@ -31,8 +33,6 @@ SNIFF_FRAMES = 8
 TRANSCRIPT_SUFFIXES = frozenset({".sse", ".ndjson", ".jsonl", ".http"})
 
 _STATUS_LINE = re.compile(rb"HTTP(?:/\d(?:\.\d)?)? (\d{3})[^\r\n]*\r?\n")
-_BOM = b"\xef\xbb\xbf"
-_SSE_FIELDS = (b"data:", b"event:", b"id:", b"retry:", b":", b"data\n", b"data\r")
 _AGENTKIT_TYPES = frozenset(
     {"turn_start", "text_delta", "thinking_delta", "tool_call", "sources", "citation", "suggestions", "status", "turn_end"}
 )
@@ -192,19 +192,6 @@ def transcripts_in(directory: Path) -> list[Path]:
 # -- sniffing --------------------------------------------------------------------------------
 
 
-def sniff_framing(body: bytes) -> str | None:
-    """``sse`` when the body starts with an SSE field, ``ndjson`` when with a JSON object."""
-    text = body[3:] if body.startswith(_BOM) else body
-    text = text.lstrip(b" \t\r\n")
-    if not text:
-        return None
-    if text.startswith(b"{"):
-        return "ndjson"
-    if text.startswith(_SSE_FIELDS):
-        return "sse"
-    return None
-
-
 def framing_hint(capture: Capture | None) -> str | None:
     content_type = (capture.header("content-type") or "") if capture else ""
     if "ndjson" in content_type or "jsonl" in content_type:
@@ -271,7 +258,7 @@ def protocol_of_frame(frame: Frame) -> str | None:
 
 def sniff(body: bytes, capture: Capture | None = None, complete: bool = True) -> tuple[str, str] | None:
     """(protocol, framing) from the start of a body, or None when the first frames do not say."""
-    framing = sniff_framing(body) or framing_hint(capture)
+    framing = detect_framing(body) or framing_hint(capture)
     if framing is None:
         return None
     for frame in first_frames(body, framing, complete):
@@ -285,7 +272,7 @@ def detect(source: Source, protocol: str | None, option: str = "--from", report:
     """The codec and framing of an input: named by the user, or sniffed from its first frames."""
     if protocol is not None:
         codec = resolve_protocol(protocol, option)
-        while (framing := sniff_framing(source.head)) is None and len(source.head) < 4096 and source.read_more():
+        while (framing := detect_framing(source.head)) is None and len(source.head) < 4096 and source.read_more():
             pass  # reads only what a live pipe has: the first byte of the body tells the framing
         framing = framing or framing_hint(source.capture)
         return Detected(codec, check_framing(codec, framing, option))

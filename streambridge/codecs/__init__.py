@@ -39,7 +39,8 @@ class Codec:
     def decoder(
         self, framing: Framing | None = None, *, strict: bool = False, max_event_size: int = DEFAULT_MAX_EVENT_SIZE
     ) -> Decoder:
-        return self.decoder_class(framing or self.default_framing, strict=strict, max_event_size=max_event_size)
+        """A decoder; with no ``framing`` it detects SSE or NDJSON from the input's first bytes."""
+        return self.decoder_class(framing, strict=strict, max_event_size=max_event_size)
 
     def encoder(self, framing: Framing | None = None, **options: object) -> Encoder:
         return self.encoder_class(framing or self.default_framing, **options)  # type: ignore[arg-type]

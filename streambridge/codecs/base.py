@@ -49,7 +49,17 @@ from ..events import (
     decode_event,
     encode_event,
 )
-from .framing import DEFAULT_MAX_EVENT_SIZE, Frame, Framing, make_parser, ndjson_frame, sse_frame
+from .framing import (
+    DEFAULT_MAX_EVENT_SIZE,
+    Frame,
+    Framing,
+    FramingDetector,
+    NDJSONParser,
+    SSEParser,
+    make_parser,
+    ndjson_frame,
+    sse_frame,
+)
 
 log = logging.getLogger("streambridge")
 
@@ -400,7 +410,12 @@ class EncodingSink:
 
 
 class Decoder:
-    """Base of every codec decoder. Subclasses implement :meth:`_decode`."""
+    """Base of every codec decoder. Subclasses implement :meth:`_decode`.
+
+    ``framing`` None (the default) detects it from the first significant bytes (see
+    :func:`~streambridge.codecs.framing.detect_framing`; ``default_framing`` when the input
+    has none); once known, ``framing`` says it and decoding runs as if it had been given.
+    """
 
     codec: ClassVar[str] = ""
     default_framing: ClassVar[Framing] = "sse"
@@ -412,10 +427,14 @@ class Decoder:
         strict: bool = False,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
     ) -> None:
-        self.framing: Framing = framing or self.default_framing
+        self.framing: Framing | None = framing
         self.strict = strict
         self.max_event_size = max_event_size
-        self._parser = make_parser(self.framing, max_event_size)
+        self._parser: SSEParser | NDJSONParser | FramingDetector
+        if framing is None:
+            self._parser = FramingDetector(self.default_framing, max_event_size, self._detected)
+        else:
+            self._parser = make_parser(framing, max_event_size)
         self._terminated = False
         self._covering = 0
         self._cover_next = 0
@@ -479,6 +498,12 @@ class Decoder:
     def ignored_after_terminal(self) -> int:
         """Events that came after the terminal event (a protocol violation), logged and not passed on."""
         return self._after_terminal
+
+    def _detected(self, framing: Framing, parser: SSEParser | NDJSONParser) -> None:
+        """The detector decided: its parser takes its place, so the hot path is as with a
+        framing given."""
+        self.framing = framing
+        self._parser = parser
 
     # -- for subclasses -----------------------------------------------------------------
 

@@ -10,6 +10,7 @@ silently discarding it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Literal
 
@@ -18,9 +19,11 @@ from msgspec import Struct
 __all__ = [
     "DEFAULT_MAX_EVENT_SIZE",
     "Frame",
+    "FramingDetector",
     "FramingError",
     "NDJSONParser",
     "SSEParser",
+    "detect_framing",
     "make_parser",
     "ndjson_frame",
     "sse_frame",
@@ -29,6 +32,7 @@ __all__ = [
 Framing = Literal["sse", "ndjson"]
 DEFAULT_MAX_EVENT_SIZE = 16 * 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
+_SIGNIFICANT = re.compile(rb"[^ \t\n\r\x0b\x0c]")  # what bytes.strip() keeps
 #: a codec's hot path: ``(blocks, skip, ids)`` → how many payloads (``block[skip:]``) it took;
 #: ``ids``, when given, holds each payload's own ``id: <ASCII digits>`` line
 PlainConsumer = Callable[[Sequence[bytes], int, "Sequence[bytes] | None"], int]
@@ -62,7 +66,28 @@ class FramingError(Exception):
         self.kind = kind
 
 
-class SSEParser:
+class _Parser:
+    """What both parsers share: one UTF-8 BOM at the very start of a stream is skipped (WHATWG
+    says so for SSE; for NDJSON it is what Windows tools write), wherever the chunks split it."""
+
+    _buf: bytes
+    _pos: int
+    _started: bool
+
+    def _strip_bom(self, chunk: bytes) -> bytes:
+        head = self._buf + chunk
+        if len(head) < 3 and _BOM.startswith(head):
+            self._buf = head
+            return b""
+        self._started = True
+        self._buf = b""
+        if head.startswith(_BOM):
+            self._pos = 3
+            return head[3:]
+        return head
+
+
+class SSEParser(_Parser):
     """WHATWG-compliant incremental SSE parser working on bytes.
 
     ``feed`` returns the frames completed by a chunk; ``close`` returns nothing more but lists,
@@ -260,7 +285,7 @@ class SSEParser:
     def close(self) -> list[Frame]:
         """End of input: an unterminated event is reported in ``problems``, never dispatched."""
         self._buf = self._take_pending(b"")
-        if self._buf or self._has_fields:
+        if self._buf.strip(b"\n") or self._has_fields:  # blank lines between events are no event
             raw = b"\n".join([b"data: " + d for d in self._data])
             if self._buf:
                 raw = raw + (b"\n" if raw else b"") + self._buf
@@ -278,18 +303,6 @@ class SSEParser:
         return []
 
     # -- internals -----------------------------------------------------------------------
-
-    def _strip_bom(self, chunk: bytes) -> bytes:
-        head = self._buf + chunk
-        if len(head) < 3 and _BOM.startswith(head):
-            self._buf = head
-            return b""
-        self._started = True
-        self._buf = b""
-        if head.startswith(_BOM):
-            self._pos = 3
-            return head[3:]
-        return head
 
     def _normalise_cr(self, data: bytes) -> bytes:
         if data.endswith(b"\r"):
@@ -372,8 +385,9 @@ class SSEParser:
         self._data = []
 
 
-class NDJSONParser:
-    """Newline-delimited JSON: one frame per non-empty line (a trailing CR is dropped).
+class NDJSONParser(_Parser):
+    """Newline-delimited JSON: one frame per non-empty line (a trailing CR is dropped), after
+    a leading BOM.
 
     A last line without its newline is still delivered at ``close``: the nest server writes a
     final partial line the same way, and the codec decides whether it parses.
@@ -384,6 +398,7 @@ class NDJSONParser:
         self.problems: list[FramingError] = []
         self.comments = 0
         self._buf = b""
+        self._started = False
         self._pos = 0
         self._index = 0
         self._discarding = False
@@ -392,6 +407,10 @@ class NDJSONParser:
         self.on_plain: PlainConsumer | None = None  # as SSEParser.on_plain
 
     def feed(self, chunk: bytes) -> list[Frame]:
+        if not self._started:
+            chunk = self._strip_bom(chunk)
+            if not self._started:
+                return []
         if b"\n" not in chunk:
             return self._hold(chunk)
         if self._pending:
@@ -488,6 +507,68 @@ def make_parser(framing: Framing, max_event_size: int = DEFAULT_MAX_EVENT_SIZE) 
     if framing == "ndjson":
         return NDJSONParser(max_event_size)
     raise ValueError(f"unknown framing {framing!r}: expected 'sse' or 'ndjson'")
+
+
+def detect_framing(head: bytes) -> Framing | None:
+    """The framing a stream's first bytes say: ``ndjson`` when its first significant byte (after
+    a UTF-8 BOM and whitespace) opens JSON, else ``sse`` (an SSE stream starts with a field or a
+    comment); None while ``head`` holds nothing significant yet.
+
+    Oma travels as SSE over HTTP though its own framing is NDJSON, so a reader that is not told
+    must look; one byte tells them apart, so this is the only rule (decoders and the CLI)."""
+    start = 3 if head.startswith(_BOM) else 0
+    if not start and _BOM.startswith(head):
+        return None  # empty, or the start of a BOM
+    found = _SIGNIFICANT.search(head, start)
+    if found is None:
+        return None
+    return "ndjson" if head[found.start()] in b"{[" else "sse"
+
+
+class FramingDetector:
+    """A parser's stand-in while the framing is unknown: holds the bytes until
+    :func:`detect_framing` decides, then makes the real parser, feeds it everything held (so
+    offsets count from the stream start) and hands it to ``on_detected``, whose owner puts it
+    in this one's place: after that nothing of this runs. At ``close`` with nothing decided,
+    or after ``max_event_size`` bytes of nothing significant, ``default`` is the framing."""
+
+    def __init__(
+        self, default: Framing, max_event_size: int, on_detected: Callable[[Framing, SSEParser | NDJSONParser], None]
+    ) -> None:
+        self.default = default
+        self.max_event_size = max_event_size
+        self.on_detected = on_detected
+        self.problems: list[FramingError] = []
+        self.comments = 0
+        self.on_plain: PlainConsumer | None = None
+        self._held: list[bytes] = []
+        self._held_size = 0
+        self._head = b""  # the first bytes held (at most 3): all detect_framing needs of them
+
+    def feed(self, chunk: bytes) -> list[Frame]:
+        self._held.append(chunk)
+        self._held_size += len(chunk)
+        # what is held decided nothing: a BOM (or its start) and whitespace, which its first
+        # three bytes say as well as the whole, so a long blank start costs linear time
+        probe = self._head + chunk
+        framing = detect_framing(probe)
+        if framing is None:
+            if self._held_size <= self.max_event_size:
+                self._head = probe[:3]
+                return []
+            framing = self.default
+        return self._start(framing).feed(b"".join(self._held))
+
+    def close(self) -> list[Frame]:
+        parser = self._start(self.default)
+        frames = parser.feed(b"".join(self._held))
+        return frames + parser.close()
+
+    def _start(self, framing: Framing) -> SSEParser | NDJSONParser:
+        parser = make_parser(framing, self.max_event_size)
+        parser.on_plain = self.on_plain
+        self.on_detected(framing, parser)
+        return parser
 
 
 def sse_frame(data: bytes, event: str = "", id: str = "") -> bytes:

@@ -81,8 +81,10 @@ def project(events: list[Event]) -> dict[str, object]:
             outcomes.append((e.call_id, "failed"))
     end = events[-1]
     assert isinstance(end, Terminal)
+    streamed = "".join(e.text for e in events if isinstance(e, TextDelta))
+    whole = end.text if isinstance(end.text, str) else ""
     return {
-        "text": "".join(e.text for e in events if isinstance(e, TextDelta)),
+        "text": streamed or whole,  # an answer that came whole comes with the terminal
         "reasoning": "".join(e.text for e in events if isinstance(e, ReasoningDelta)),
         "tools": tools,
         "outcomes": outcomes,
@@ -148,6 +150,14 @@ def assert_well_ordered(codec: str, events: list[Event]) -> None:
                 step_open = False
             elif isinstance(e, TextDelta | ReasoningDelta | ToolInputStart | ToolCall):
                 assert step_open, f"{type(e).__name__} outside a step"
+
+
+@pytest.mark.parametrize(("source", "target"), ALL_PAIRS)
+def test_no_carrier_describes_a_synthetic_event(scenario: str, source: str, target: str) -> None:
+    """Invented structure is written where a target needs it, plainly, and read back as
+    invented: carriers describe only what a source said."""
+    out = convert(source, target, golden(scenario, source))
+    assert b'"synthetic":true' not in out
 
 
 @pytest.mark.parametrize(("source", "target"), ALL_PAIRS)

@@ -460,6 +460,8 @@ class AgentkitEncoder(Encoder):
             payload = splice_extra(payload, event.extra)  # type: ignore[arg-type]
         return payload
 
+    _terminal_says_text = True  # result.text
+
     def _mid(self, event: Event) -> str:
         return event.message_id if event.message_id is not UNSET else self._primary  # type: ignore[return-value]
 

@@ -637,6 +637,7 @@ class Decoder:
             self._covering -= 1
             with contextlib.suppress(FrameProblem):  # for the codec's state only: the carrier replaces it
                 self._decode(frame)
+            self._cover_next = 0  # a carrier among covered frames covers nothing more
             return
         self._from_carrier = False
         try:
@@ -708,6 +709,8 @@ class Encoder:
         self._own_text = True
         self._announced: set[str] = set()
         self._bare_carriers: dict[tuple[type, bool, int], bytes] = {}
+        self._whole_text: list[Event] = []  # text a decoder made from its source's terminal
+        self._covered: list[bytes] = []  # the frames of that text, rendered by the terminal
         self.dropped = 0
         #: a plain primary text delta can be written from ``_text_head`` + JSON + ``_text_tail``,
         #: a plain primary reasoning delta from ``_reasoning_head`` + JSON + ``_text_tail``
@@ -754,6 +757,10 @@ class Encoder:
         return self._terminated
 
     # -- for subclasses -----------------------------------------------------------------
+
+    #: the terminal says the whole answer itself (agentkit's ``result.text``), so text that a
+    #: decoder made from a terminal needs no frames of its own
+    _terminal_says_text: ClassVar[bool] = False
 
     def _begin(self, event: Event, parts: list[bytes]) -> None:
         """Write the protocol's preamble before the first event."""
@@ -804,8 +811,13 @@ class Encoder:
             else:
                 native = False  # NDJSON has no id line: the carrier keeps the id
         amend = type(event) is RunStart
+        covered: list[bytes] = []
+        if self._covered and type(event) is Terminal:
+            covered, self._covered = self._covered, []
+            native = False  # its text came whole: its carrier renders that text's frames too
         if not native and not amend:
-            parts.append(self._carry(event, len(payloads), line_id))
+            parts.append(self._carry(event, len(covered) + len(payloads), line_id))
+            parts.extend(covered)
             line_id = ""
         frame_id = "" if amend and not native else line_id  # an amending carrier says the id
         for payload in payloads:
@@ -852,6 +864,21 @@ class Encoder:
 
     # -- internals ----------------------------------------------------------------------
 
+    def _write_whole_text(self, parts: list[bytes], *, for_terminal: bool) -> None:
+        """Text a decoder made from its source's terminal (agentkit's non-streaming answer):
+        written as plain text frames that the terminal's carrier covers, so the terminal comes
+        back as it was and no carrier describes the synthetic text. (Should anything else
+        follow such text, it is written as it is.)"""
+        held, self._whole_text = self._whole_text, []
+        if not for_terminal:
+            for delta in held:
+                self._handle(delta, parts)
+            return
+        frames: list[bytes] = []
+        for delta in held:
+            self._handle(msgspec.structs.replace(delta, synthetic=False), frames)
+        self._covered = frames
+
     def _event(self, event: Event, parts: list[bytes]) -> None:
         if self._terminated:
             self.dropped += 1
@@ -876,6 +903,12 @@ class Encoder:
                     self._handle(ToolInputStart(call_id=event.call_id, name="unknown", synthetic=True), parts)  # type: ignore[attr-defined]
             else:  # a tool outcome
                 self._announce(event.call_id, parts)  # type: ignore[attr-defined]
+        if t is TextDelta and event.synthetic and event.message_id is UNSET and not self._terminal_says_text:
+            self._whole_text.append(event)  # made from the source's terminal, which follows
+            self._text_ready = False
+            return
+        if self._whole_text:
+            self._write_whole_text(parts, for_terminal=t is Terminal)
         self._handle(event, parts)
         if t is ToolCall or t is ToolInputStart:
             self._announced.add(event.call_id)  # type: ignore[attr-defined]

@@ -51,10 +51,12 @@ from .base import (
     decode_envelope,
     decode_known,
     default_failure,
+    invented_call,
     invented_start,
     is_derived,
     json_encode,
     raw_str,
+    read_call,
     splice_extra,
     split_extra,
 )
@@ -379,7 +381,7 @@ class AgentkitDecoder(Decoder):
         c = w.call
         kind = _APPROVAL_KIND.get(c.requires_approval, UNSET)  # type: ignore[call-overload]
         status = UNSET if c.status == _default_status(kind) else c.status
-        return ToolCall(
+        return read_call(ToolCall(
             message_id=self._mid(w.message_id),
             call_id=c.id,
             name=c.name,
@@ -390,7 +392,7 @@ class AgentkitDecoder(Decoder):
             ended_at=c.ended_at,
             result_text=c.result_text,
             failure=_failure_in(c.failure),
-        )
+        ))  # type: ignore[return-value]
 
     def _tool_result(self, w: ToolResultW) -> Event:
         mid = self._mid(w.message_id)
@@ -552,7 +554,7 @@ class AgentkitEncoder(Encoder):
             failure=_failure_out(e.failure),
             requires_approval=approval,
         )
-        self._put(parts, e, [self._wire(ToolCallW(message_id=self._mid(e), call=call), e)], native)
+        self._put(parts, e, [self._wire(ToolCallW(message_id=self._mid(e), call=call), e)], native or invented_call(e))
 
     def _tool_output(self, e: ToolOutput, parts: list[bytes]) -> None:
         raw = bytes(e.output)

@@ -281,6 +281,43 @@ def is_derived(prefix: str, value: str) -> bool:
 
 
 _INVENTED_START = RunStart(synthetic=True)
+#: the name of a tool call an encoder announces for an outcome (or input) whose call the source
+#: never announced: every protocol needs calls announced first
+UNKNOWN_TOOL = "unknown"
+_INVENTED_CALLS: dict[type, Event] = {
+    ToolCall: ToolCall(name=UNKNOWN_TOOL, synthetic=True),
+    ToolInputStart: ToolInputStart(name=UNKNOWN_TOOL, synthetic=True),
+}
+_EMPTY_INPUT = Raw(b"{}")
+
+
+def announcement(kind: type[ToolCall] | type[ToolInputStart], call_id: str) -> Event:
+    """The tool call (or input start) an encoder invents to announce ``call_id``."""
+    return kind(call_id=call_id, name=UNKNOWN_TOOL, synthetic=True)
+
+
+def invented_call(event: Event) -> bool:
+    """Whether a tool call (or input start) is an invented announcement: targets write it as
+    a plain call of that name with an empty input, which :func:`read_call` reads back."""
+    template = _INVENTED_CALLS.get(type(event))
+    return template is not None and event.synthetic and msgspec.structs.replace(event, call_id="") == template  # type: ignore[call-arg]
+
+
+def read_call(event: ToolCall | ToolInputStart) -> ToolCall | ToolInputStart:
+    """For every decoder: a call of the invented shape is the invented announcement."""
+    if event.name != UNKNOWN_TOOL or event.synthetic:
+        return event
+    probe = msgspec.structs.replace(event, call_id="", synthetic=True)
+    if type(probe) is ToolCall:
+        if probe.input == _EMPTY_INPUT:
+            probe.input = UNSET
+        if probe.arguments_json == "":
+            probe.arguments_json = UNSET
+    if probe == _INVENTED_CALLS[type(event)]:
+        event.synthetic = True
+        if type(event) is ToolCall:
+            event.input = event.arguments_json = UNSET
+    return event
 
 
 def invented_start(event: RunStart) -> bool:
@@ -447,6 +484,7 @@ class Decoder:
         #: the message id a text wire must carry to be primary text; None when every text wire
         #: of the protocol is (agentkit: its primary message, once known)
         self._text_owner: object = None
+        self._calls: set[str] = set()  # tool calls announced so far
         self._pieces = TextPieces(self._text)
 
     # -- public API ---------------------------------------------------------------------
@@ -570,7 +608,13 @@ class Decoder:
 
     def _accept(self, event: Event) -> None:
         """A non-delta event from the hot path (a codec that settles events late sees it here)."""
+        if type(event) is ToolCall:
+            self._calls.add(event.call_id)  # type: ignore[attr-defined]
         self._out.append(event)
+
+    #: the protocol cannot say a tool input start (its encoders invent none for input deltas
+    #: of an unannounced call): the decoder invents it, so every decoder says the same
+    _invents_input_start: ClassVar[bool] = True
 
     def _take_deltas(self, texts: list[str], reasoning: bool, seqs: Sequence[bytes] | None, start: int) -> None:
         self._before_deltas(reasoning)
@@ -623,6 +667,12 @@ class Decoder:
         if kind is TextDelta:
             if event.message_id is UNSET:
                 self._text.append(event.text)  # type: ignore[attr-defined]
+        elif kind is ToolCall or kind is ToolInputStart:
+            self._calls.add(event.call_id)  # type: ignore[attr-defined]
+        elif kind is ToolInputDelta:
+            if self._invents_input_start and event.call_id not in self._calls:  # type: ignore[attr-defined]
+                self._calls.add(event.call_id)  # type: ignore[attr-defined]
+                out.append(announcement(ToolInputStart, event.call_id))  # type: ignore[attr-defined]
         elif kind is Terminal:
             _read_terminal(event)  # type: ignore[arg-type]
             self._terminated = True
@@ -761,6 +811,9 @@ class Encoder:
     #: the terminal says the whole answer itself (agentkit's ``result.text``), so text that a
     #: decoder made from a terminal needs no frames of its own
     _terminal_says_text: ClassVar[bool] = False
+    #: the protocol streams tool input after a start of its own (nest); where it does not, a
+    #: carried input delta needs no invented start (its call is announced before its outcome)
+    _says_input_start: ClassVar[bool] = False
 
     def _begin(self, event: Event, parts: list[bytes]) -> None:
         """Write the protocol's preamble before the first event."""
@@ -854,7 +907,7 @@ class Encoder:
         """Every protocol needs a tool call announced before its outcome: invent one if missing."""
         if call_id not in self._announced:
             self._announced.add(call_id)
-            self._handle(ToolCall(call_id=call_id, name="unknown", synthetic=True), parts)
+            self._handle(announcement(ToolCall, call_id), parts)
 
     def _derived(self, prefix: str) -> str:
         return derived_id(prefix, self._first) if self._first is not None else prefix + "0"
@@ -898,9 +951,9 @@ class Encoder:
                     event = msgspec.structs.replace(event, text=self._assembled())  # as every decoder fills it
                 event = _wire_terminal(event)  # type: ignore[arg-type]
             elif t is ToolInputDelta:
-                if event.call_id not in self._announced:  # type: ignore[attr-defined]
+                if event.call_id not in self._announced and self._says_input_start:  # type: ignore[attr-defined]
                     self._announced.add(event.call_id)  # type: ignore[attr-defined]
-                    self._handle(ToolInputStart(call_id=event.call_id, name="unknown", synthetic=True), parts)  # type: ignore[attr-defined]
+                    self._handle(announcement(ToolInputStart, event.call_id), parts)  # type: ignore[attr-defined]
             else:  # a tool outcome
                 self._announce(event.call_id, parts)  # type: ignore[attr-defined]
         if t is TextDelta and event.synthetic and event.message_id is UNSET and not self._terminal_says_text:

@@ -49,10 +49,12 @@ from .base import (
     canonical_failure,
     decode_envelope,
     decode_known,
+    invented_call,
     invented_start,
     is_derived,
     parse_arguments,
     raw_str,
+    read_call,
     splice_extra,
     split_extra,
     status_for_code,
@@ -278,6 +280,7 @@ class NestDecoder(Decoder):
         self._steps: StepJudge[Event] = StepJudge()
 
     _hot_decoder = _frame_decoder  # a data frame of a known kind with no unknown fields
+    _invents_input_start = False  # nest says tool-input-start
     _hot_text = TextW
     _hot_reasoning = ReasoningW
 
@@ -406,11 +409,11 @@ class NestDecoder(Decoder):
         elif t is StepFinishW:
             e = StepFinish(usage=_usage_in(w.usage), cost_usd=w.cost_usd, reasoning_ms=w.reasoning_ms, model=w.model)  # type: ignore[attr-defined]
         elif t is ToolInputAvailableW:
-            e = ToolCall(call_id=w.id, name=w.name, input=w.input, tool_kind=_kind_in(w.tool_kind), parent_id=w.parent_id)  # type: ignore[attr-defined]
+            e = read_call(ToolCall(call_id=w.id, name=w.name, input=w.input, tool_kind=_kind_in(w.tool_kind), parent_id=w.parent_id))  # type: ignore[attr-defined]
         elif t is ToolOutputW:
             e = ToolOutput(call_id=w.id, output=w.output)  # type: ignore[attr-defined]
         elif t is ToolInputStartW:
-            e = ToolInputStart(call_id=w.id, name=w.name, tool_kind=_kind_in(w.tool_kind), parent_id=w.parent_id)  # type: ignore[attr-defined]
+            e = read_call(ToolInputStart(call_id=w.id, name=w.name, tool_kind=_kind_in(w.tool_kind), parent_id=w.parent_id))  # type: ignore[attr-defined]
         elif t is ToolOutputErrorW:
             # the published server's form of a person's rejection is this literal error
             e = ToolDenied(call_id=w.id) if w.error == REJECTED else ToolError(call_id=w.id, error=w.error)  # type: ignore[attr-defined]
@@ -454,6 +457,7 @@ def _kind_in(kind: str) -> Literal["action"] | UnsetType:
 
 class NestEncoder(Encoder):
     codec = "nest"
+    _says_input_start = True
 
     def __init__(self, framing: Literal["sse", "ndjson"] | None = None, *, sequence_ids: bool = False) -> None:
         super().__init__(framing)
@@ -586,7 +590,7 @@ class NestEncoder(Encoder):
         elif t is ToolInputStart:
             self._tool_in_step = True
             w = ToolInputStartW(id=e.call_id, name=e.name, tool_kind=_kind_out(e.tool_kind), parent_id=e.parent_id)  # type: ignore[attr-defined]
-            self._put(parts, e, [self._wire(w, e)], _plain(e) and e.tool_kind != "read")  # type: ignore[attr-defined]
+            self._put(parts, e, [self._wire(w, e)], invented_call(e) or (_plain(e) and e.tool_kind != "read"))  # type: ignore[attr-defined]
         elif t is ToolInputDelta:
             self._put(parts, e, [self._wire(ToolInputDeltaW(id=e.call_id, delta=e.delta), e)], _plain(e))  # type: ignore[attr-defined]
         elif t is ToolCall:
@@ -680,7 +684,7 @@ class NestEncoder(Encoder):
         elif e.arguments_json is not UNSET:
             native = False
         w = ToolInputAvailableW(id=e.call_id, name=e.name, input=raw_input, tool_kind=_kind_out(e.tool_kind), parent_id=e.parent_id)  # type: ignore[arg-type]
-        self._put(parts, e, [self._wire(w, e)], native)
+        self._put(parts, e, [self._wire(w, e)], native or invented_call(e))
 
     def _terminal(self, e: Terminal, parts: list[bytes]) -> None:
         frames: list[Payload] = []

@@ -45,9 +45,11 @@ from .base import (
     decode_envelope,
     decode_lenient,
     default_failure,
+    invented_call,
     json_encode,
     parse_arguments,
     raw_str,
+    read_call,
     splice_extra,
     split_extra,
     status_for_code,
@@ -262,7 +264,7 @@ class OmaDecoder(Decoder):
         event: Event
         if type(w) is ToolUseW:
             b = w.data
-            event = ToolCall(call_id=b.id, name=b.name, input=b.input, signature=b.signature)
+            event = read_call(ToolCall(call_id=b.id, name=b.name, input=b.input, signature=b.signature))
         else:
             event = self._tool_result(w.data)  # type: ignore[arg-type]
         self._ledger.see(event)  # type: ignore[arg-type]
@@ -308,7 +310,7 @@ class OmaDecoder(Decoder):
                     return [self._unknown(t, frame)]
                 verbatim = verbatim_members(_OneBlock(data=block), {"data": w.data})
             if type(block) is ToolUseBlock:
-                event = ToolCall(call_id=block.id, name=block.name, input=block.input, signature=block.signature)
+                event = read_call(ToolCall(call_id=block.id, name=block.name, input=block.input, signature=block.signature))
             else:
                 event = self._tool_result(block)  # type: ignore[arg-type]
             return self._with_verbatim([event], verbatim)
@@ -464,7 +466,7 @@ class OmaEncoder(Encoder):
         elif e.arguments_json is not UNSET:
             native = False
         block = ToolUseBlock(id=e.call_id, name=e.name, input=raw_input, signature=e.signature)
-        self._put(parts, e, [self._write(b"tool_use", _encode(block), e)], native)
+        self._put(parts, e, [self._write(b"tool_use", _encode(block), e)], native or invented_call(e))
 
     def _tool_output(self, e: ToolOutput, parts: list[bytes]) -> None:
         raw = bytes(e.output)

@@ -6,7 +6,7 @@ Both files are decoded to events and normalised before comparing:
 * ids that producers generate (run, thread, turn, message, call and UI ids) are replaced by
   their order of appearance (``call#1``), so joins are still checked but not the values;
 * structure a codec invented (``synthetic`` steps and run starts) is dropped, and so are
-  transport cursors (``seq``).
+  transport cursors (SSE ``id:`` lines, ``event_id``).
 
 Across protocols only what both say natively is compared: the event types both codecs have,
 and for the common ones their core fields (text, tool name and input, outputs as JSON, the
@@ -69,7 +69,7 @@ _CORE_FIELDS = {
     "data": ("name", "data"),
     "malformed": ("raw",),
 }
-_IGNORED = ("synthetic", "seq")
+_IGNORED = ("synthetic", "eventId")  # invented structure and transport cursors (SSE ids)
 _decode_any = msgspec.json.Decoder()
 
 

@@ -22,9 +22,9 @@ def invoke(*args: object, input: bytes | str | None = None) -> Result:
 
 
 def user_error(result: Result, *fragments: str) -> str:
-    """A user error: exit 2 and exactly one ``error:`` line on stderr naming what is wrong."""
+    """A user error: exit 2 and exactly one ``streambridge: error:`` line on stderr naming what is wrong."""
     assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr)
-    lines = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    lines = [line for line in result.stderr.splitlines() if line.startswith("streambridge: error: ")]
     assert len(lines) == 1, result.stderr
     assert "Traceback" not in result.stderr
     for fragment in fragments:

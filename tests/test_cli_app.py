@@ -138,3 +138,35 @@ def test_the_cli_docs_describe_every_command() -> None:
     doc = (ROOT / "docs" / "cli.md").read_text()
     for command in ("convert", "validate", "replay", "record", "diff", "protocols", "demo"):
         assert f"streambridge {command}" in doc
+
+
+def _talk(stderr: str) -> list[str]:
+    """stderr without click's usage and help hint (printed above a usage error)."""
+    return [line for line in stderr.splitlines() if not line.startswith(("Usage: ", "Try '"))]
+
+
+def test_every_error_line_has_the_one_prefix(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.sse"
+    results = [
+        invoke("convert", GOLDEN / "plain-text/nest.sse"),  # click: a missing option
+        invoke("frobnicate"),  # click: an unknown command
+        invoke("convert", GOLDEN / "plain-text/nest.sse", "--to", "oma", "--framing"),
+        invoke("convert", missing, "--to", "oma"),
+        invoke("validate", missing),
+        invoke("diff", missing, GOLDEN / "plain-text/nest.sse"),
+        invoke("replay", missing),
+        invoke("serve", "--upstream", "http://127.0.0.1:1/", "--from", "nope", "--to", "nest"),
+    ]
+    for result in results:
+        user_error(result)
+        assert all(line.startswith("streambridge: ") for line in _talk(result.stderr)), result.stderr
+        assert "╭" not in result.stderr  # no boxed click error
+
+
+def test_every_warning_line_has_the_one_prefix() -> None:
+    bad = b'data: {"type":"turn_start","turnId":"t","messageId":"m"}\n\ndata: {nope\n\ndata: {also not\n\n'
+    for args in (("convert", "-", "--to", "nest"), ("-v", "convert", "-", "--to", "nest")):
+        result = invoke(*args, input=bad)
+        assert result.exit_code == 0, result.stderr
+        warnings = [line for line in result.stderr.splitlines() if "warning" in line]
+        assert warnings and all(line.startswith("streambridge: warning: ") for line in warnings), result.stderr

@@ -1,21 +1,26 @@
 """The typer application: commands, the root options and the one place user errors become exit 2.
 
 Exit codes: 0 success, 1 findings or differences, 2 usage or input errors. A user error is one
-line on stderr (``error: <file>: frame N (byte B): …``), never a traceback; ``-v`` adds detail.
+line on stderr (``streambridge: error: <file>: frame N (byte B): …``), never a traceback; ``-v`` adds detail.
 """
 
 from __future__ import annotations
 
 import errno
 import traceback
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
 
+try:  # typer ≥ 0.2x parses with its own copy of click
+    from typer._click import exceptions as click_exceptions
+except ImportError:  # pragma: no cover - older typer uses click itself
+    from click import exceptions as click_exceptions  # type: ignore[no-redef]
+
 from .. import __version__
 from ..codecs import StreamError
-from .common import EXIT_USAGE, UserError, print_error, set_verbose, state, stream_error
+from .common import EXIT_USAGE, UserError, print_error, say, set_verbose, state, stream_error
 from .convert import convert_command
 from .demo import demo_command
 from .diff import diff_command
@@ -28,9 +33,17 @@ from .validate import validate_command
 class _Group(TyperGroup):
     """Turns the errors a user can cause into one line on stderr and exit code 2."""
 
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click_exceptions.UsageError as exc:
+            _usage_error(exc)
+
     def invoke(self, ctx: typer.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click_exceptions.UsageError as exc:
+            _usage_error(exc)
         except UserError as exc:
             print_error(exc.message, exc.detail)
         except StreamError as exc:
@@ -44,6 +57,18 @@ class _Group(TyperGroup):
         except KeyError as exc:
             print_error(str(exc.args[0]) if exc.args else "unknown name", traceback.format_exc())
         raise typer.Exit(EXIT_USAGE)
+
+
+def _usage_error(exc: click_exceptions.UsageError) -> NoReturn:
+    """click's usage errors (a missing option, an unknown command) in the CLI's own error form:
+    the usage and the help hint, then ``streambridge: error: …``."""
+    if isinstance(exc, getattr(click_exceptions, "NoArgsIsHelpError", ())):
+        raise exc  # `streambridge` alone prints the help
+    if exc.ctx is not None:
+        say(exc.ctx.get_usage())
+        say(f"Try '{exc.ctx.command_path} {exc.ctx.help_option_names[0]}' for help.")
+    print_error(exc.format_message())
+    raise typer.Exit(exc.exit_code)
 
 
 app = typer.Typer(

@@ -50,26 +50,40 @@ def set_verbose(verbose: bool) -> None:
 VerboseOption = Annotated[bool, typer.Option("--verbose", "-v", help="Show more detail (warnings, error context).")]
 
 
+PREFIX = "streambridge"
+
+
+def say(text: str) -> None:
+    """Text on stderr: the one way the CLI talks, so stdout stays clean for data."""
+    typer.echo(text, err=True)
+
+
 def note(message: str) -> None:
-    """An informational line on stderr (stdout stays clean for data)."""
-    typer.echo(f"streambridge: {message}", err=True)
+    """An informational line on stderr: ``streambridge: …``."""
+    say(f"{PREFIX}: {message}")
 
 
 def detail(message: str) -> None:
     """A line only shown with ``-v``."""
     if state.verbose:
-        typer.echo(f"streambridge: {message}", err=True)
+        note(message)
 
 
 def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def warn(message: str) -> None:
+    """A warning line on stderr: ``streambridge: warning: …`` (one line, whatever the message)."""
+    say(f"{PREFIX}: warning: {one_line(message)}")
+
+
 def print_error(message: str, extra: str = "") -> None:
-    """The one line a user error gets on stderr (plus its detail with ``-v``)."""
-    typer.echo(f"error: {one_line(message)}", err=True)
+    """The one line a user error gets on stderr, ``streambridge: error: …`` (plus its detail
+    with ``-v``): one prefix for every error, whichever command or layer found it."""
+    say(f"{PREFIX}: error: {one_line(message)}")
     if extra and state.verbose:
-        typer.echo(extra, err=True)
+        say(extra)
 
 
 def stream_error(name: str, exc: StreamError, body_offset: int = 0) -> UserError:
@@ -134,7 +148,7 @@ class _Collector(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         self.records.append(record)
         if self.echo:
-            typer.echo(f"streambridge: warning: {one_line(record.getMessage())}", err=True)
+            warn(record.getMessage())
 
 
 @contextlib.contextmanager
@@ -158,7 +172,7 @@ def warn_summary(name: str, records: list[logging.LogRecord]) -> None:
     if records and not state.verbose:
         first = one_line(records[0].getMessage())
         more = f" (and {len(records) - 1} more; -v shows them)" if len(records) > 1 else ""
-        note(f"{name}: warning: {first}{more}")
+        warn(f"{name}: {first}{more}")
 
 
 # -- outputs ---------------------------------------------------------------------------------

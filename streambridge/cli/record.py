@@ -35,6 +35,7 @@ from .common import (
     resolve_protocol,
     set_verbose,
     stdout_binary,
+    warn,
 )
 from .transcripts import SNIFF_LIMIT, Capture, framing_hint, sniff
 
@@ -210,10 +211,10 @@ def _report(recorded: Recorded, output: str) -> int:
     }[recorded.stopped]
     note(f"recorded HTTP {recorded.status}, {recorded.size} body bytes, {ended} → {where}")
     if not 200 <= recorded.status < 300:
-        note(f"the server answered HTTP {recorded.status}")
+        warn(f"the server answered HTTP {recorded.status}")
         return EXIT_FINDINGS
     if recorded.protocol and recorded.stopped != "terminal":
-        note("the stream has no terminal event: the recording is truncated")
+        warn("the stream has no terminal event: the recording is truncated")
         return EXIT_FINDINGS
     if recorded.stopped in ("idle timeout", "max time"):
         return EXIT_FINDINGS

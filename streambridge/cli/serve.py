@@ -13,13 +13,14 @@ import typer
 
 from ..bridge import config as bridge_config
 from ..bridge import server as bridge_server
+from .common import EXIT_USAGE, print_error
 
 __all__ = ["serve_command"]
 
 
 def _fail(message: str) -> None:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)
+    print_error(message)
+    raise typer.Exit(EXIT_USAGE)
 
 
 def serve_command(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import os
 import select
+import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from streambridge.cli import convert
+from streambridge.cli.common import open_output
 from streambridge.cli.transcripts import Source
 
 from .cli_support import CAPTURES, GOLDEN, copy_golden, invoke, translated, user_error
@@ -76,7 +79,7 @@ def test_a_capture_file_converts_its_body() -> None:
 def test_output_file_framing_and_an_output_directory(tmp_path: Path) -> None:
     path = GOLDEN / "text-after-tool/nest.sse"
     out = tmp_path / "deep" / "out.ndjson"
-    result = invoke("convert", path, "--to", "agentkit", "--framing", "ndjson", "-o", out)
+    result = invoke("convert", path, "--to", "agentkit", "--framing", "ndjson", "-o", out, "--parents")
     assert result.exit_code == 0, result.stderr
     assert result.stdout_bytes == b""
     assert out.read_bytes() == translated("nest", "agentkit", path.read_bytes(), target_framing="ndjson")
@@ -121,6 +124,117 @@ def test_directory_mistakes_are_user_errors(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
     user_error(invoke("convert", empty, "--to", "oma", "-o", tmp_path / "o2"), "no transcripts")
+
+
+def _python_m_streambridge(*args: object, cwd: Path, **options: object) -> subprocess.CompletedProcess[bytes]:
+    """The CLI in its own process, for what needs real file descriptors (stdin and stdout as files)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "streambridge", *map(str, args)]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output="stdout" not in options, timeout=60, check=False, **options)  # type: ignore[call-overload]
+
+
+def _one_error(stderr: bytes, *fragments: str) -> None:
+    errors = [line for line in stderr.decode().splitlines() if line.startswith("streambridge: error: ")]
+    assert len(errors) == 1 and all(f in errors[0] for f in fragments), stderr
+
+
+def test_the_output_is_never_the_input_under_any_of_its_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    original = (GOLDEN / "plain-text/nest.sse").read_bytes()
+    src = tmp_path / "x.sse"
+    src.write_bytes(original)
+    (tmp_path / "hard.sse").hardlink_to(src)
+    (tmp_path / "sym.sse").symlink_to(src)
+    before = sorted(tmp_path.iterdir())
+    monkeypatch.chdir(tmp_path)
+    pairs = [("x.sse", "x.sse"), ("x.sse", "./x.sse"), ("./x.sse", str(src)), ("x.sse", "hard.sse"), ("x.sse", "sym.sse"),
+             ("sym.sse", "x.sse"), ("x.sse", "."), (str(src), str(tmp_path))]  # a directory -o: ./x.sse
+    for input, output in pairs:
+        user_error(invoke("convert", input, "--to", "nest", "-o", output), "is the input")
+        assert src.read_bytes() == original and sorted(tmp_path.iterdir()) == before, (input, output)
+    assert invoke("convert", "x.sse", "--to", "nest", "-o", "y.sse").exit_code == 0  # another file is fine
+
+
+def test_stdin_and_stdout_redirected_to_the_input_are_refused_too(tmp_path: Path) -> None:
+    original = (GOLDEN / "plain-text/nest.sse").read_bytes()
+    src = tmp_path / "x.sse"
+    src.write_bytes(original)
+    with src.open("rb") as stdin:  # streambridge convert --to nest -o x.sse < x.sse
+        done = _python_m_streambridge("convert", "--to", "nest", "-o", "x.sse", cwd=tmp_path, stdin=stdin)
+    assert done.returncode == 2
+    _one_error(done.stderr, "-o x.sse is the input stdin")
+    with src.open("ab") as stdout:  # streambridge convert x.sse --to nest >> x.sse: it would never end
+        done = _python_m_streambridge("convert", "x.sse", "--to", "nest", cwd=tmp_path, stdout=stdout, stderr=subprocess.PIPE)
+    assert done.returncode == 2
+    _one_error(done.stderr, "stdout is the input x.sse")
+    assert src.read_bytes() == original and sorted(p.name for p in tmp_path.iterdir()) == ["x.sse"]
+
+
+def test_a_directory_is_never_converted_into_itself_or_onto_its_inputs(tmp_path: Path) -> None:
+    root = copy_golden(tmp_path, "plain-text")
+    (tmp_path / "link").symlink_to(root)
+    for output in (root, root / ".", tmp_path / "link"):
+        user_error(invoke("convert", root, "--to", "nest", "-o", output), "is the input directory")
+    inner = root / "plain-text"  # in/plain-text into in: its plain-text/nest.sse would be written onto nest.sse
+    (inner / "plain-text").mkdir()
+    (inner / "plain-text" / "nest.sse").write_bytes((GOLDEN / "plain-text/nest.sse").read_bytes())
+    user_error(invoke("convert", inner, "--to", "nest", "-o", root), f"would be written to {inner / 'nest.sse'}, which is the input")
+    out = tmp_path / "out" / "plain-text"  # a destination hard-linked to an input
+    out.mkdir(parents=True)
+    (out / "oma.sse").hardlink_to(inner / "oma.ndjson")
+    user_error(invoke("convert", root, "--to", "nest", "-o", tmp_path / "out"), "which is the input", "oma.ndjson")
+    assert not list(tmp_path.rglob("*.part")) and not list(root.glob("*.sse"))
+    assert sorted(p.name for p in out.iterdir()) == ["oma.sse"]
+    converted = tmp_path / "converted"  # an input directory inside the output directory is fine
+    shutil.copytree(GOLDEN / "plain-text", converted / "in")
+    result = invoke("convert", converted / "in", "--to", "oma", "-o", converted)
+    assert result.exit_code == 0, result.stderr
+    assert sorted(p.name for p in converted.glob("*.ndjson")) == ["agentkit.ndjson", "nest.ndjson", "oma.ndjson"]
+
+
+def test_outputs_honour_the_umask(tmp_path: Path) -> None:
+    path = GOLDEN / "plain-text/nest.sse"
+    for umask, mode in ((0o022, 0o644), (0o027, 0o640), (0o002, 0o664)):
+        out = tmp_path / f"out-{umask:o}.ndjson"
+        done = _python_m_streambridge("convert", path, "--to", "oma", "-o", out, cwd=tmp_path, umask=umask)
+        assert done.returncode == 0, done.stderr
+        assert stat.S_IMODE(out.stat().st_mode) == mode, (oct(umask), oct(out.stat().st_mode))
+
+
+def test_the_part_file_honours_the_umask_before_it_is_renamed(tmp_path: Path) -> None:
+    saved = os.umask(0o027)
+    try:
+        with open_output(tmp_path / "o.sse") as out:
+            out.write(b"x")
+            (part,) = tmp_path.glob(".o.sse.*.part")
+            mode = stat.S_IMODE(part.stat().st_mode)
+    finally:
+        os.umask(saved)
+    assert mode == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["o.sse"]
+
+
+def test_a_missing_output_directory_is_made_only_with_parents(tmp_path: Path) -> None:
+    path = GOLDEN / "plain-text/nest.sse"
+    out = tmp_path / "typo" / "deep" / "out.ndjson"
+    user_error(invoke("convert", path, "--to", "oma", "-o", out), f"directory {out.parent} does not exist", "--parents")
+    assert list(tmp_path.iterdir()) == []
+    root = copy_golden(tmp_path, "plain-text")
+    user_error(invoke("convert", root, "--to", "oma", "-o", tmp_path / "typo" / "out"), f"directory {tmp_path / 'typo'} does not exist")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+    assert invoke("convert", path, "--to", "oma", "-o", out, "--parents").exit_code == 0 and out.exists()
+    result = invoke("convert", root, "--to", "oma", "-o", tmp_path / "new" / "out", "--parents")
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "new" / "out" / "plain-text" / "oma.ndjson").exists()
+    (tmp_path / "file").write_text("")
+    user_error(invoke("convert", path, "--to", "oma", "-o", tmp_path / "file" / "x.ndjson", "--parents"), "is not a directory")
+
+
+def test_an_unwritable_target_is_named_not_its_temporary_file(tmp_path: Path) -> None:
+    """sysfs refuses new files even to root (which may run these tests: chmod would not stop it)."""
+    target = "/sys/streambridge-test-output.ndjson"
+    result = invoke("convert", GOLDEN / "plain-text/nest.sse", "--to", "oma", "-o", target)
+    line = user_error(result, target, "Permission denied")
+    assert ".part" not in result.stderr and line.endswith(f"{target}: Permission denied")
 
 
 BAD_AGENTKIT = (

@@ -134,8 +134,8 @@ async def test_a_failed_answer_is_recorded_and_exits_1(backend, tmp_path: Path) 
 
 async def test_all_headers_never_records_cookies(backend, tmp_path: Path) -> None:
     _, server = backend
-    out = tmp_path / "all.http"
-    result = await run_cli("record", server.make_url("/agent/chat"), "-d", "{}", "--all-headers", "-o", out)
+    out = tmp_path / "new" / "all.http"
+    result = await run_cli("record", server.make_url("/agent/chat"), "-d", "{}", "--all-headers", "-o", out, "--parents")
     assert result.exit_code == 0, result.stderr
     head = out.read_bytes().split(b"\n\n", 1)[0].decode()
     assert "x-accel-buffering" not in head and "x-agent-run-id: 5eb069f9" in head and "date: " in head
@@ -186,5 +186,7 @@ def test_record_mistakes_are_user_errors(tmp_path: Path) -> None:
     user_error(invoke("record", "http://127.0.0.1:1/x", "-p", "zzz", "-o", out), "--protocol")
     user_error(invoke("record", f"http://127.0.0.1:{_closed_port()}/agent/chat", "-o", out), "127.0.0.1")
     user_error(invoke("record", "not a url", "-o", out), "not a url")
+    missing = tmp_path / "typo" / "x.http"
+    user_error(invoke("record", "http://127.0.0.1:1/x", "-o", missing), f"directory {missing.parent} does not exist", "--parents")
     assert not out.exists()
     assert invoke("record", "http://127.0.0.1:1/x").exit_code == 2  # -o is required

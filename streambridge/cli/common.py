@@ -8,10 +8,12 @@ translation is the core's job.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
+import secrets
+import stat
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, BinaryIO
@@ -182,26 +184,83 @@ def stdout_binary() -> BinaryIO:
     return typer.get_binary_stream("stdout")
 
 
+def is_stdio(target: str | Path | None) -> bool:
+    """``None`` and ``-`` name stdin or stdout."""
+    return target is None or str(target) == "-"
+
+
+def file_identity(target: str | Path | None, stdio: str) -> tuple[int, int] | None:
+    """(device, inode) of the regular file ``target`` names (``stdin``/``stdout`` for ``-``), or
+    None (no such file, a terminal, a pipe): what tells two names of one file apart from two files."""
+    try:
+        st = os.fstat(typer.get_binary_stream(stdio).fileno()) if is_stdio(target) else os.stat(target)  # type: ignore[arg-type]
+    except (OSError, ValueError, AttributeError):  # missing, or a stream without a descriptor
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+
+def same_directory(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def ensure_directory(directory: Path, parents: bool, target: Path) -> None:
+    """An output's directory must exist: a missing one is more often a typo than a wish, so it
+    is made only when asked (``--parents``)."""
+    if directory.is_dir():
+        return
+    if directory.exists():
+        raise UserError(f"{target}: {directory} is not a directory")
+    if not parents:
+        raise UserError(f"{target}: directory {directory} does not exist (--parents creates it)")
+    directory.mkdir(parents=True, exist_ok=True)
+
+
 @contextlib.contextmanager
-def open_output(target: str | Path | None) -> Iterator[BinaryIO]:
+def open_output(target: str | Path | None, parents: bool = False) -> Iterator[BinaryIO]:
     """stdout for ``None``/``-``; otherwise a file written beside its final name and moved into
     place only when the command succeeds, so a failed run never leaves half a transcript."""
-    if target is None or str(target) == "-":
+    if is_stdio(target):
         out = stdout_binary()
         yield out
         out.flush()
         return
-    path = Path(target)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    path = Path(target)  # type: ignore[arg-type]
+    ensure_directory(path.parent, parents, path)
+    tmp, out = _part_beside(path)
     try:
-        with os.fdopen(fd, "wb") as out:
+        with out:
             yield out
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise _about(path, exc) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _part_beside(path: Path) -> tuple[Path, BinaryIO]:
+    """A new ``.<name>.<random>.part`` beside ``path``, created 0666 less the umask as any Unix
+    tool creates a file (mkstemp's 0600 would survive the rename and hide the output)."""
+    for _ in range(100):
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.part")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise _about(path, exc) from None
+        return tmp, os.fdopen(fd, "wb")
+    raise FileExistsError(errno.EEXIST, "no free name for a temporary file beside it", str(path))
+
+
+def _about(path: Path, exc: OSError) -> OSError:
+    """The same failure, naming the file the user asked for rather than our temporary one."""
+    return OSError(exc.errno, exc.strerror, str(path))
 
 
 def stderr_is_terminal() -> bool:

@@ -25,10 +25,14 @@ from .common import (
     collect_warnings,
     complete_framing,
     complete_protocol,
+    ensure_directory,
+    file_identity,
+    is_stdio,
     note,
     open_output,
     print_error,
     resolve_protocol,
+    same_directory,
     set_verbose,
     stderr_is_terminal,
     stream_error,
@@ -67,7 +71,7 @@ def pump(source: Source, translator: Translator, out: BinaryIO, live: bool) -> N
 
 
 def convert_one(
-    source: Source, output: str | Path | None, target: Codec, from_: str | None, framing: str, strict: bool
+    source: Source, output: str | Path | None, target: Codec, from_: str | None, framing: str, strict: bool, parents: bool
 ) -> None:
     detected = detect(source, from_)
     translator = Translator(
@@ -76,36 +80,61 @@ def convert_one(
     live = output is None or str(output) == "-"
     with collect_warnings() as warnings:
         try:
-            with open_output(output) as out:
+            with open_output(output, parents) as out:
                 pump(source, translator, out, live)
         except StreamError as exc:
             raise stream_error(source.name, exc, source.body_offset) from None
     warn_summary(source.name, warnings)
 
 
-def convert_directory(
-    directory: Path, output: str | None, target: Codec, from_: str | None, framing: str, strict: bool
-) -> None:
-    if output is None or output == "-":
-        raise UserError(f"{directory}: converting a directory needs -o DIRECTORY")
-    out_dir = Path(output)
+def refuse_same_file(input: str, output: str | None) -> None:
+    """Writing over the transcript being read destroys it (``-o`` moves the output over it, a
+    shell's ``>`` empties it first): refused before anything is written, as ``cat`` does. Two
+    names of one file (``./x``, a link) are one file."""
+    identity = file_identity(input, "stdin")
+    if identity is not None and identity == file_identity(output, "stdout"):
+        where = "stdout" if is_stdio(output) else f"-o {output}"
+        raise UserError(f"{where} is the input {'stdin' if is_stdio(input) else input}: the conversion would overwrite it")
+
+
+def plan_directory(directory: Path, out_dir: Path, framing: str) -> dict[Path, Path]:
+    """Each transcript under ``directory`` and where its conversion goes (checked: no two into
+    one file, none into an input)."""
     if out_dir.exists() and not out_dir.is_dir():
         raise UserError(f"-o {out_dir}: not a directory (the input is a directory)")
+    if same_directory(directory, out_dir):
+        raise UserError(f"-o {out_dir} is the input directory {directory}: convert it into another directory")
+    files = transcripts_in(directory)
     inside = out_dir.resolve()
-    files = [f for f in transcripts_in(directory) if not f.resolve().is_relative_to(inside)]
+    if not directory.resolve().is_relative_to(inside):  # a converted/ inside the input holds outputs
+        files = [f for f in files if not f.resolve().is_relative_to(inside)]
     if not files:
         raise UserError(f"{directory}: no transcripts in it (*.sse, *.ndjson, *.jsonl, *.http)")
     plan = {f: out_dir / f.relative_to(directory).with_suffix(FRAMING_SUFFIX[framing]) for f in files}
     seen: dict[Path, Path] = {}
+    inputs = {file_identity(f, "stdin"): f for f in files}
     for src, dest in plan.items():
         if dest in seen:
             raise UserError(f"{seen[dest]} and {src} would both be written to {dest}")
         seen[dest] = src
+        if (identity := file_identity(dest, "stdout")) is not None and identity in inputs:
+            raise UserError(f"{src} would be written to {dest}, which is the input {inputs[identity]}")
+    return plan
+
+
+def convert_directory(
+    directory: Path, output: str | None, target: Codec, from_: str | None, framing: str, strict: bool, parents: bool
+) -> None:
+    if output is None or output == "-":
+        raise UserError(f"{directory}: converting a directory needs -o DIRECTORY")
+    out_dir = Path(output)
+    plan = plan_directory(directory, out_dir, framing)
+    ensure_directory(out_dir.parent, parents, out_dir)
     failed = 0
     for src, dest in plan.items():
         try:
             with open_source(src) as source:
-                convert_one(source, dest, target, from_, framing, strict)
+                convert_one(source, dest, target, from_, framing, strict, parents=True)  # the tree below -o is ours
         except (UserError, OSError) as exc:
             failed += 1
             print_error(exc.message if isinstance(exc, UserError) else _os_message(exc, src))
@@ -130,6 +159,7 @@ def convert_command(
         str | None, typer.Option(help="Output framing: sse or ndjson (default: the target's own).", autocompletion=complete_framing)
     ] = None,
     strict: Annotated[bool, typer.Option(help="Fail on the first bad frame instead of forwarding it.")] = False,
+    parents: Annotated[bool, typer.Option("--parents", help="Create -o's missing directories.")] = False,
     verbose: VerboseOption = False,
 ) -> None:
     """Convert a transcript from one protocol into another (streaming, constant memory)."""
@@ -140,10 +170,13 @@ def convert_command(
         resolve_protocol(from_, "--from")
     path = Path(input)
     if input != "-" and path.is_dir():
-        convert_directory(path, output, target, from_, out_framing, strict)
+        convert_directory(path, output, target, from_, out_framing, strict, parents)
         return
     if output is not None and output != "-" and Path(output).is_dir():
         stem = "stdin" if input == "-" else path.stem
         output = str(Path(output) / (stem + FRAMING_SUFFIX[out_framing]))
+    refuse_same_file(input, output)
+    if not is_stdio(output):
+        ensure_directory(Path(output).parent, parents, Path(output))  # type: ignore[arg-type]
     with open_source(input) as source:
-        convert_one(source, output, target, from_, out_framing, strict)
+        convert_one(source, output, target, from_, out_framing, strict, parents)

@@ -31,6 +31,8 @@ from .common import (
     collect_warnings,
     complete_protocol,
     detail,
+    ensure_directory,
+    is_stdio,
     note,
     resolve_protocol,
     set_verbose,
@@ -116,9 +118,7 @@ def _open_recording(output: str) -> Iterator[BinaryIO]:
     if output == "-":
         yield stdout_binary()
         return
-    path = Path(output)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("wb") as out:
+    with Path(output).open("wb") as out:  # written as it comes: a partial recording is kept
         yield out
 
 
@@ -235,6 +235,7 @@ def record_command(
     connect_timeout: Annotated[float, typer.Option(help="Seconds allowed to connect.")] = 10.0,
     max_time: Annotated[float | None, typer.Option(help="Stop after this many seconds in all.")] = None,
     all_headers: Annotated[bool, typer.Option(help="Record every response header (never set-cookie).")] = False,
+    parents: Annotated[bool, typer.Option("--parents", help="Create -o's missing directories.")] = False,
     verbose: VerboseOption = False,
 ) -> None:
     """Record a live stream verbatim (status, headers, exact body) until its terminal event."""
@@ -242,6 +243,8 @@ def record_command(
     codec = resolve_protocol(protocol, "--protocol") if protocol else None
     body = load_data(data) if data is not None else None
     headers = _request_headers(header, body is not None)
+    if not is_stdio(output):
+        ensure_directory(Path(output).parent, parents, Path(output))
     verb = (method or ("POST" if body is not None else "GET")).upper()
     detail(f"{verb} {url} (headers: {', '.join(headers)})")  # names only: values may hold credentials
     try:

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+import pty
+import select
 import shutil
+import struct
+import subprocess
+import sys
+import termios
+from dataclasses import dataclass
 from pathlib import Path
 
 from typer.testing import CliRunner, Result
@@ -10,9 +19,9 @@ from typer.testing import CliRunner, Result
 from streambridge import Translator
 from streambridge.cli import app
 
-from .corpus import CAPTURES, GOLDEN
+from .corpus import CAPTURES, GOLDEN, ROOT
 
-__all__ = ["CAPTURES", "GOLDEN", "copy_golden", "invoke", "translated", "user_error"]
+__all__ = ["CAPTURES", "GOLDEN", "Terminal", "copy_golden", "invoke", "on_terminal", "translated", "user_error"]
 
 _runner = CliRunner()
 
@@ -43,3 +52,67 @@ def copy_golden(tmp_path: Path, *scenarios: str) -> Path:
     for scenario in scenarios:
         shutil.copytree(GOLDEN / scenario, root / scenario)
     return root
+
+
+@dataclass
+class Terminal:
+    """What a run on a pseudo-terminal left: its exit code, what the terminal showed (stderr,
+    and stdout or stdin when they were the terminal too) and what went to a piped stdout."""
+
+    returncode: int
+    screen: bytes
+    stdout: bytes
+
+    @property
+    def text(self) -> str:
+        """The screen as text, with the terminal's CRLF line ends back to LF."""
+        return self.screen.decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+#: what a progress bar draws (rich's bar) and a cursor control sequence: neither is data
+BAR = "\u2501"
+ESCAPE = "\x1b["
+
+
+def on_terminal(*args: object, cwd: Path, stdout: bool = True, stdin: bool = False) -> Terminal:
+    """``python -m streambridge ARGS`` with stderr on a real pseudo-terminal, as a person runs
+    it: stdout on the same terminal (or a pipe), stdin on it (or /dev/null). No isatty mocks."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    quiet = ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS", "LINES", "CI")
+    env = {k: v for k, v in os.environ.items() if k not in quiet} | {"PYTHONPATH": str(ROOT), "TERM": "xterm"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streambridge", *map(str, args)], cwd=cwd, env=env,
+        stdin=slave if stdin else subprocess.DEVNULL, stdout=slave if stdout else subprocess.PIPE, stderr=slave,
+    )
+    os.close(slave)
+    try:
+        screen, piped = _drain(master, proc.stdout.fileno() if proc.stdout else None)
+        return Terminal(proc.wait(60), screen, piped)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stdout:
+            proc.stdout.close()
+
+
+def _drain(master: int, piped: int | None) -> tuple[bytes, bytes]:
+    """Everything the terminal and the pipe receive until the process has closed both (a pty
+    reads EIO once no one holds its other end)."""
+    received = {master: b"", **({piped: b""} if piped is not None else {})}
+    open_fds = list(received)
+    while open_fds:
+        ready, _, _ = select.select(open_fds, [], [], 60)
+        assert ready, f"no output for 60 s: {received}"
+        for fd in ready:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:  # EIO: the terminal is closed
+                data = b""
+            if data:
+                received[fd] += data
+            else:
+                open_fds.remove(fd)
+    return received[master], received.get(piped, b"") if piped is not None else b""

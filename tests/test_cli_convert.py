@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import select
 import shutil
 import stat
@@ -17,7 +18,7 @@ from streambridge.cli import convert
 from streambridge.cli.common import open_output
 from streambridge.cli.transcripts import Source
 
-from .cli_support import CAPTURES, GOLDEN, copy_golden, invoke, translated, user_error
+from .cli_support import BAR, CAPTURES, ESCAPE, GOLDEN, copy_golden, invoke, on_terminal, translated, user_error
 from .corpus import FILES, ROOT, capture_body
 
 
@@ -332,18 +333,38 @@ def test_convert_streams_chunk_by_chunk() -> None:
     assert sink.getvalue() == translated("oma", "nest", data)
 
 
-def test_a_progress_bar_goes_to_stderr_only_when_it_is_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_on_one_terminal_the_data_is_never_glued_to_a_progress_bar(tmp_path: Path) -> None:
+    """An interactive shell: stdout and stderr are one terminal, so no bar is drawn at all."""
     path = GOLDEN / "large-tool-output/nest.sse"
-    with path.open("rb") as stream:
-        assert not convert.wants_progress(Source(str(path), stream, path.stat().st_size, is_file=True))
-    monkeypatch.setattr(convert, "stderr_is_terminal", lambda: True)
-    with path.open("rb") as stream:
-        assert convert.wants_progress(Source(str(path), stream, path.stat().st_size, is_file=True))
-    result = invoke("convert", path, "--to", "oma")
-    assert result.exit_code == 0, result.stderr
-    assert result.stdout_bytes == translated("nest", "oma", path.read_bytes())  # stdout stays clean
-    piped = invoke("convert", "-", "--to", "oma", input=path.read_bytes())
-    assert piped.stdout_bytes == result.stdout_bytes
+    shown = on_terminal("convert", path, "--to", "oma", cwd=tmp_path)
+    assert shown.returncode == 0, shown.text
+    assert BAR not in shown.text and ESCAPE not in shown.text
+    assert shown.text.endswith(translated("nest", "oma", path.read_bytes()).decode())
+
+
+def test_a_progress_bar_is_drawn_on_stderr_when_the_data_goes_elsewhere(tmp_path: Path) -> None:
+    path = GOLDEN / "large-tool-output/nest.sse"
+    expected = translated("nest", "oma", path.read_bytes())
+    piped = on_terminal("convert", path, "--to", "oma", cwd=tmp_path, stdout=False)  # … | jq
+    assert piped.returncode == 0, piped.text
+    assert BAR in piped.text and piped.stdout == expected
+    out = tmp_path / "out.ndjson"
+    to_file = on_terminal("convert", path, "--to", "oma", "-o", out, cwd=tmp_path)
+    assert to_file.returncode == 0, to_file.text
+    assert BAR in to_file.text and out.read_bytes() == expected
+    assert BAR not in invoke("convert", path, "--to", "oma", "-o", tmp_path / "o2.ndjson").stderr  # stderr no terminal
+
+
+def test_warnings_printed_while_the_bar_is_drawn_are_whole_lines_above_it(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.sse"
+    start, broken, end = BAD_AGENTKIT.split(b"\n\n")[:3]
+    bad.write_bytes(b"\n\n".join([start, *[broken] * 4, end, b""]))
+    shown = on_terminal("-v", "convert", bad, "--to", "nest", cwd=tmp_path, stdout=False)
+    assert shown.returncode == 0, shown.text
+    assert BAR in shown.text
+    # each starts where a line starts (or where the bar's line was cleared) and ends the line
+    whole = re.findall(r"(?:\r|\n|\x1b\[2K)streambridge: warning: [^\x1b\r\n]*frame \d[^\x1b\r\n]*\r\n", shown.screen.decode())
+    assert len(whole) == 4, shown.text
 
 
 def test_a_live_pipe_is_translated_as_it_arrives(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from typer.testing import Result
 
-from .cli_support import CAPTURES, invoke, user_error
+from .cli_support import BAR, CAPTURES, ESCAPE, invoke, on_terminal, user_error
 from .corpus import capture_body
 
 CAPTURE = CAPTURES / "01-chat-read-only.http"
@@ -170,6 +170,20 @@ async def test_record_to_stdout(backend) -> None:
     result = await run_cli("record", server.make_url("/agent/chat"), "-d", "{}", "-o", "-")
     assert result.exit_code == 0
     assert result.stdout_bytes == CAPTURE.read_bytes()
+
+
+async def test_recording_shows_progress_on_a_terminal_unless_the_body_goes_there(backend, tmp_path: Path) -> None:
+    _, server = backend
+    url = server.make_url("/agent/chat")
+    out = tmp_path / "run.http"
+    to_file = await asyncio.to_thread(on_terminal, "record", url, "-d", "{}", "-o", out, cwd=tmp_path)
+    assert to_file.returncode == 0, to_file.text
+    assert BAR in to_file.text and "recording run.http" in to_file.text
+    assert out.read_bytes() == CAPTURE.read_bytes()
+    to_screen = await asyncio.to_thread(on_terminal, "record", url, "-d", "{}", "-o", "-", cwd=tmp_path)
+    assert to_screen.returncode == 0, to_screen.text
+    assert BAR not in to_screen.text and ESCAPE not in to_screen.text
+    assert CAPTURE.read_text() in to_screen.text
 
 
 def _closed_port() -> int:

@@ -10,7 +10,7 @@ import pytest
 
 from streambridge.cli.validate import RULES
 
-from .cli_support import CAPTURES, GOLDEN, invoke, translated, user_error
+from .cli_support import BAR, CAPTURES, GOLDEN, invoke, on_terminal, translated, user_error
 from .corpus import FILES, ROOT
 
 # goldens that show a flaw on purpose: a cut-off stream, unknown kinds, a call left without an
@@ -192,3 +192,14 @@ def test_a_garbage_file_with_a_named_protocol_has_findings() -> None:
     assert [f["rule"] for f in found] == ["SB002", "SB010"]
     found = findings("-", "--protocol", "oma", input=b"{hello\n{world\n")  # NDJSON: two bad lines
     assert [f["rule"] for f in found] == ["SB001", "SB001", "SB010"]
+
+
+def test_validating_a_file_shows_progress_on_a_terminal_and_then_the_report(tmp_path: Path) -> None:
+    path = GOLDEN / "large-tool-output/nest.sse"
+    shown = on_terminal("validate", path, cwd=tmp_path)  # stdout and stderr one terminal
+    assert shown.returncode == 0, shown.text
+    report = f"{path}: clean (nest, sse, 14 frames, 14 events)\n"
+    assert BAR in shown.text and re.search(r"(?:\n|\x1b\[2K)" + re.escape(report), shown.text), shown.text
+    assert shown.text.rindex(BAR) < shown.text.index(report)  # the bar is gone before the report
+    quiet = invoke("validate", path)  # stderr no terminal: no bar
+    assert quiet.stdout == report and quiet.stderr == ""

@@ -16,9 +16,19 @@ import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, BinaryIO
+from typing import Annotated, BinaryIO, ClassVar
 
 import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
 
 from .. import codecs
 from ..codecs import Codec, StreamError
@@ -56,8 +66,13 @@ PREFIX = "streambridge"
 
 
 def say(text: str) -> None:
-    """Text on stderr: the one way the CLI talks, so stdout stays clean for data."""
-    typer.echo(text, err=True)
+    """Text on stderr: the one way the CLI talks, so stdout stays clean for data. While a
+    progress bar is drawn the text goes above it, never into it."""
+    console = ProgressBar.drawing
+    if console is None:
+        typer.echo(text, err=True)
+    else:
+        console.print(text, markup=False, highlight=False, emoji=False, soft_wrap=True)
 
 
 def note(message: str) -> None:
@@ -268,3 +283,63 @@ def stderr_is_terminal() -> bool:
         return sys.stderr.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def stdout_shares_terminal() -> bool:
+    """stdout is the very terminal stderr draws on: a bar there would be glued into the data."""
+    try:
+        out, err = sys.stdout.fileno(), sys.stderr.fileno()
+        if not (os.isatty(out) and os.isatty(err)):
+            return False
+        a, b = os.fstat(out), os.fstat(err)
+    except (AttributeError, ValueError, OSError):
+        return False
+    return (a.st_dev, a.st_ino, a.st_rdev) == (b.st_dev, b.st_ino, b.st_rdev)
+
+
+# -- progress --------------------------------------------------------------------------------
+
+
+class ProgressBar:
+    """A transient byte-count bar on stderr for a long input someone is watching::
+
+        with ProgressBar("big.sse", total=size, streams_stdout=True) as bar:
+            for chunk in chunks:
+                ...
+                bar.update(bytes_done)
+
+    It is drawn only when stderr is a terminal and, for a command that writes its data to
+    stdout while the bar is up (``streams_stdout``), stdout is not that same terminal: the bar
+    would be glued into the data. ``total=None`` (a live stream) shows bytes and speed. Lines
+    from :func:`say` (notes, warnings, errors) go above the bar while it is drawn.
+    """
+
+    drawing: ClassVar[Console | None] = None  # the console of the bar being drawn, if any
+
+    def __init__(self, label: str, total: int | None, *, streams_stdout: bool = False) -> None:
+        self.label = label
+        self.total = total
+        self.shown = stderr_is_terminal() and not (streams_stdout and stdout_shares_terminal())
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+
+    def __enter__(self) -> ProgressBar:
+        if self.shown:
+            columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn())
+            console = Console(stderr=True)
+            self._progress = Progress(*columns, console=console, transient=True, redirect_stdout=False, redirect_stderr=False)
+            self._progress.start()
+            self._task = self._progress.add_task(self.label, total=self.total)
+            ProgressBar.drawing = console
+        return self
+
+    def update(self, completed: int) -> None:
+        """``completed`` bytes of ``total`` done."""
+        if self._progress is not None and self._task is not None:
+            self._progress.update(self._task, completed=completed)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            ProgressBar.drawing = None
+            self._progress.stop()
+            self._progress = None

@@ -6,14 +6,10 @@ so memory does not grow with the file. A directory converts every transcript in 
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, BinaryIO
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
 from ..codecs import Codec, StreamError
 from ..translate import Translator
@@ -34,39 +30,21 @@ from .common import (
     resolve_protocol,
     same_directory,
     set_verbose,
-    stderr_is_terminal,
     stream_error,
     warn_summary,
 )
-from .transcripts import Source, detect, open_source, transcripts_in
-
-
-def wants_progress(source: Source) -> bool:
-    """A progress bar only for a file read while a person watches stderr."""
-    return source.is_file and bool(source.size) and stderr_is_terminal()
-
-
-@contextlib.contextmanager
-def progress_for(source: Source) -> Iterator[Callable[[], None]]:
-    if not wants_progress(source):
-        yield lambda: None
-        return
-    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task(Path(source.name).name, total=source.size)
-        yield lambda: progress.update(task, completed=source.consumed)
+from .transcripts import Source, detect, open_source, reading, transcripts_in
 
 
 def pump(source: Source, translator: Translator, out: BinaryIO, live: bool) -> None:
     """Every received chunk translated and written at once (flushed when someone reads live)."""
-    with progress_for(source) as tick:
-        for chunk in source.chunks():
+    with reading(source, streams_stdout=live) as chunks:
+        for chunk in chunks:
             data = translator.feed(chunk)
             if data:
                 out.write(data)
                 if live:
                     out.flush()
-            tick()
         out.write(translator.close())
 
 

@@ -26,6 +26,7 @@ from ..codecs.framing import detect_framing
 from ..events import Terminal
 from .common import (
     EXIT_FINDINGS,
+    ProgressBar,
     UserError,
     VerboseOption,
     collect_warnings,
@@ -142,24 +143,37 @@ async def record(
     ):
         capture = Capture(response.status, [(k.lower(), v) for k, v in response.headers.items()])
         watcher = TerminalWatcher(codec, capture)
-        size, stopped = 0, "end"
-        with _open_recording(output) as out, collect_warnings(echo=False):
+        label = "recording" if output == "-" else f"recording {Path(output).name}"
+        with (
+            _open_recording(output) as out,
+            collect_warnings(echo=False),
+            ProgressBar(label, response.content_length, streams_stdout=output == "-") as bar,
+        ):
             out.write(capture_head(response, all_headers))
             out.flush()
-            deadline = asyncio.timeout(max_time)
-            try:
-                async with deadline:
-                    async for chunk in response.content.iter_any():
-                        out.write(chunk)
-                        out.flush()
-                        size += len(chunk)
-                        if watcher.feed(chunk):
-                            stopped = "terminal"
-                            break
-            except TimeoutError:
-                stopped = "max time" if deadline.expired() else "idle timeout"
+            size, stopped = await _copy_body(response, out, watcher, bar, max_time)
         protocol = watcher.codec.name if watcher.decoder is not None else None  # type: ignore[union-attr]
         return Recorded(response.status, size, protocol, watcher.status, stopped)
+
+
+async def _copy_body(
+    response: aiohttp.ClientResponse, out: BinaryIO, watcher: TerminalWatcher, bar: ProgressBar, max_time: float | None
+) -> tuple[int, str]:
+    """The body written as it arrives, up to the terminal event or a timeout: (bytes, why it stopped)."""
+    size = 0
+    deadline = asyncio.timeout(max_time)
+    try:
+        async with deadline:
+            async for chunk in response.content.iter_any():
+                out.write(chunk)
+                out.flush()
+                size += len(chunk)
+                bar.update(size)
+                if watcher.feed(chunk):
+                    return size, "terminal"
+    except TimeoutError:
+        return size, "max time" if deadline.expired() else "idle timeout"
+    return size, "end"
 
 
 def parse_headers(values: list[str]) -> dict[str, str]:

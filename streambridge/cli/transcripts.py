@@ -12,6 +12,7 @@ oma has ``{"type": …, "data": …}``.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ import typer
 from .. import codecs
 from ..codecs import Codec
 from ..codecs.framing import DEFAULT_MAX_EVENT_SIZE, Frame, FramingError, detect_framing, make_parser
-from .common import UserError, check_framing, note, resolve_protocol
+from .common import ProgressBar, UserError, check_framing, note, resolve_protocol
 
 CHUNK_SIZE = 64 * 1024
 SNIFF_LIMIT = 1024 * 1024
@@ -182,6 +183,23 @@ def open_source(arg: str | Path) -> Source:
     except BaseException:
         stream.close()
         raise
+
+
+@contextlib.contextmanager
+def reading(source: Source, streams_stdout: bool = False) -> Iterator[Iterator[bytes]]:
+    """The source's chunks, with a progress bar on stderr while a file is read (see
+    :class:`~streambridge.cli.common.ProgressBar` for when it is drawn)."""
+    if not (source.is_file and source.size):
+        yield source.chunks()  # a pipe or an empty file: nothing to measure against
+        return
+    with ProgressBar(Path(source.name).name, source.size, streams_stdout=streams_stdout) as bar:
+        yield _ticking(source, bar)
+
+
+def _ticking(source: Source, bar: ProgressBar) -> Iterator[bytes]:
+    for chunk in source.chunks():
+        yield chunk
+        bar.update(source.consumed)
 
 
 def transcripts_in(directory: Path) -> list[Path]:

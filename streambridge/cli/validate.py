@@ -39,7 +39,7 @@ from ..events import (
     ToolOutput,
 )
 from .common import EXIT_FINDINGS, VerboseOption, collect_warnings, complete_protocol, one_line, set_verbose
-from .transcripts import Capture, FrameCutter, Piece, Source, detect, json_object, named_event, open_source
+from .transcripts import Capture, FrameCutter, Piece, Source, detect, json_object, named_event, open_source, reading
 
 #: rule id → (name, severity, what it checks). Ids are stable: never reuse or renumber one.
 #: Retired: SB014 (``done`` while a nest step is open): the real server ends a cancelled run
@@ -348,7 +348,8 @@ class Validator:
 def validate_source(source: Source, protocol: str | None) -> Report:
     detected = detect(source, protocol, "--protocol", report=False)
     validator = Validator(detected.codec, detected.framing, source.capture, source.body_offset)
-    validator.run(source.chunks())
+    with reading(source) as chunks:
+        validator.run(chunks)
     return Report(source.name, detected.codec.name, detected.framing, validator.frames, validator.events, validator.findings)
 
 

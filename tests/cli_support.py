@@ -21,7 +21,7 @@ from streambridge.cli import app
 
 from .corpus import CAPTURES, GOLDEN, ROOT
 
-__all__ = ["CAPTURES", "GOLDEN", "Terminal", "copy_golden", "invoke", "on_terminal", "translated", "user_error"]
+__all__ = ["CAPTURES", "GOLDEN", "Terminal", "copy_golden", "invoke", "on_terminal", "translated", "user_error", "without_reader"]
 
 _runner = CliRunner()
 
@@ -116,3 +116,16 @@ def _drain(master: int, piped: int | None) -> tuple[bytes, bytes]:
             else:
                 open_fds.remove(fd)
     return received[master], received.get(piped, b"") if piped is not None else b""
+
+
+def without_reader(*args: object, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """The CLI writing into a pipe nobody reads any more (``… | head`` after head has exited)."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "streambridge", *map(str, args)], cwd=cwd, env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdin=subprocess.DEVNULL, stdout=write, stderr=subprocess.PIPE, timeout=60, check=False,
+        )
+    finally:
+        os.close(write)

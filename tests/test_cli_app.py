@@ -15,7 +15,7 @@ from streambridge import codecs
 from streambridge.cli import app, demo
 from streambridge.cli.common import complete_protocol, protocol_names
 
-from .cli_support import GOLDEN, invoke, user_error
+from .cli_support import GOLDEN, invoke, user_error, without_reader
 from .corpus import ROOT
 
 
@@ -170,3 +170,23 @@ def test_every_warning_line_has_the_one_prefix() -> None:
         assert result.exit_code == 0, result.stderr
         warnings = [line for line in result.stderr.splitlines() if "warning" in line]
         assert warnings and all(line.startswith("streambridge: warning: ") for line in warnings), result.stderr
+
+
+WRITERS = [
+    ("convert", GOLDEN / "approval/nest.sse", "--to", "oma"),
+    ("validate", GOLDEN / "truncated/nest.sse"),  # findings: exit 1 when the report is read
+    ("validate", GOLDEN / "truncated/nest.sse", "--json"),
+    ("diff", GOLDEN / "approval/nest.sse", GOLDEN / "plain-text/nest.sse"),  # differences: exit 1 too
+    ("protocols",),
+    ("protocols", "--json"),
+    ("replay", GOLDEN / "approval/nest.sse"),
+    ("demo", "--delay-ms", "0"),
+]
+
+
+@pytest.mark.parametrize("args", WRITERS, ids=lambda args: " ".join(str(a).rsplit("/", 2)[-1] for a in args))
+def test_a_reader_that_left_ends_every_command_quietly_with_0(args: tuple[object, ...], tmp_path: Path) -> None:
+    done = without_reader(*args, cwd=tmp_path)
+    stderr = done.stderr.decode()
+    assert done.returncode == 0, stderr
+    assert not any(word in stderr for word in ("Traceback", "Exception ignored", "error", "Broken pipe")), stderr

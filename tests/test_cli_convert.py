@@ -400,3 +400,43 @@ def test_a_live_pipe_is_translated_as_it_arrives(tmp_path: Path) -> None:
             if stream is not None:
                 stream.close()
     assert received.endswith(b'"toolCalls":[]}}\n')
+
+
+def test_no_input_on_a_terminal_prints_the_usage_instead_of_waiting(tmp_path: Path) -> None:
+    shown = on_terminal("convert", "--to", "oma", cwd=tmp_path, stdin=True)  # returns: it did not wait for typing
+    assert shown.returncode == 2, shown.text
+    errors = [line for line in shown.text.splitlines() if line.startswith("streambridge: error: ")]
+    assert len(errors) == 1 and "stdin is a terminal" in errors[0]
+    assert "Usage: streambridge convert [INPUT|-] --to PROTOCOL" in shown.text
+    assert "streambridge convert run.sse --to oma -o run.ndjson" in shown.text
+
+
+def _big_nest(path: Path, texts: int = 100_000) -> bytes:
+    """A nest transcript whose translation is far larger than any pipe buffer."""
+    frames = [b'event: meta\ndata: {"runId":"r1","threadId":"t1"}\n\n', b'data: {"kind":"step-start"}\n\n']
+    frames += [b'data: {"kind":"text","text":"word %d "}\n\n' % i for i in range(texts)]
+    data = b"".join([*frames, b'data: {"kind":"step-finish"}\n\n', b"event: done\ndata: {}\n\n"])
+    path.write_bytes(data)
+    return data
+
+
+def test_a_reader_that_leaves_early_ends_convert_quietly_with_0(tmp_path: Path) -> None:
+    """``streambridge convert big.sse --to oma | head -1``: the reader closes the pipe after one line."""
+    _big_nest(tmp_path / "big.sse")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streambridge", "convert", "big.sse", "--to", "oma"],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        assert proc.stdout.readline().startswith(b'{"type":"data-run-start"')
+        proc.stdout.close()  # 4 MB are still to come: the next write finds no reader
+        stderr = proc.stderr.read().decode()
+        assert proc.wait(60) == 0, stderr
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
+    assert stderr == "streambridge: big.sse: detected nest (sse)\n"  # no traceback, no "Exception ignored"

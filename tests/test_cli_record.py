@@ -12,7 +12,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from typer.testing import Result
 
-from .cli_support import BAR, CAPTURES, ESCAPE, invoke, on_terminal, user_error
+from .cli_support import BAR, CAPTURES, ESCAPE, invoke, on_terminal, user_error, without_reader
 from .corpus import capture_body
 
 CAPTURE = CAPTURES / "01-chat-read-only.http"
@@ -184,6 +184,13 @@ async def test_recording_shows_progress_on_a_terminal_unless_the_body_goes_there
     assert to_screen.returncode == 0, to_screen.text
     assert BAR not in to_screen.text and ESCAPE not in to_screen.text
     assert CAPTURE.read_text() in to_screen.text
+
+
+async def test_recording_to_a_reader_that_left_ends_quietly_with_0(backend, tmp_path: Path) -> None:
+    _, server = backend
+    done = await asyncio.to_thread(without_reader, "record", server.make_url("/agent/chat"), "-d", "{}", "-o", "-", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == b""
 
 
 def _closed_port() -> int:

@@ -20,7 +20,7 @@ except ImportError:  # pragma: no cover - older typer uses click itself
 
 from .. import __version__
 from ..codecs import StreamError
-from .common import EXIT_USAGE, UserError, print_error, say, set_verbose, state, stream_error
+from .common import EXIT_USAGE, UserError, print_error, reader_gone, say, set_verbose, state, stream_error
 from .convert import convert_command
 from .demo import demo_command
 from .diff import diff_command
@@ -51,7 +51,7 @@ class _Group(TyperGroup):
             print_error(error.message, error.detail)
         except OSError as exc:
             if exc.errno == errno.EPIPE:
-                raise  # typer quiets a closed pipe (`streambridge convert … | head`)
+                reader_gone()
             where = f"{exc.filename}: " if exc.filename else ""
             print_error(f"{where}{exc.strerror or exc}", traceback.format_exc())
         except KeyError as exc:

@@ -16,7 +16,7 @@ import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, BinaryIO, ClassVar
+from typing import Annotated, BinaryIO, ClassVar, NoReturn
 
 import typer
 from rich.console import Console
@@ -276,6 +276,32 @@ def _part_beside(path: Path) -> tuple[Path, BinaryIO]:
 def _about(path: Path, exc: OSError) -> OSError:
     """The same failure, naming the file the user asked for rather than our temporary one."""
     return OSError(exc.errno, exc.strerror, str(path))
+
+
+def reader_gone() -> NoReturn:
+    """stdout's reader went away (``… | head -1``): stop quietly with 0, as any Unix filter
+    does (1 means findings here). stdout is pointed at /dev/null first, so that Python's last
+    flush of what is still buffered cannot complain ("Exception ignored … BrokenPipeError")."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    raise typer.Exit(0)
+
+
+class DataConsole(Console):
+    """rich on stdout, where a closed pipe is the reader leaving (see :func:`reader_gone`),
+    not the exit code 1 rich makes of it."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+
+def stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def stderr_is_terminal() -> bool:

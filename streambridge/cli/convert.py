@@ -7,13 +7,14 @@ so memory does not grow with the file. A directory converts every transcript in 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, BinaryIO
+from typing import Annotated, BinaryIO, NoReturn
 
 import typer
 
 from ..codecs import Codec, StreamError
 from ..translate import Translator
 from .common import (
+    EXIT_USAGE,
     FRAMING_SUFFIX,
     UserError,
     VerboseOption,
@@ -29,7 +30,9 @@ from .common import (
     print_error,
     resolve_protocol,
     same_directory,
+    say,
     set_verbose,
+    stdin_is_terminal,
     stream_error,
     warn_summary,
 )
@@ -121,11 +124,28 @@ def convert_directory(
         raise typer.Exit(2)
 
 
+USAGE = """\
+Usage: streambridge convert [INPUT|-] --to PROTOCOL [-o OUTPUT]
+Translates an agent chat stream (a transcript file, a directory of them, or a stream piped to
+stdin) into another protocol, sniffing the one it is in. For example:
+  streambridge convert run.sse --to oma -o run.ndjson
+  curl -sN URL | streambridge convert --to oma
+streambridge convert -h lists every option."""
+
+
+def no_input() -> NoReturn:
+    """No file named and stdin a terminal: rather than wait silently for typing, say how it is used."""
+    print_error("convert: no input: name a transcript file, or pipe one in (stdin is a terminal)")
+    say(USAGE)
+    raise typer.Exit(EXIT_USAGE)
+
+
 def _os_message(exc: OSError, path: Path) -> str:
     return f"{exc.filename or path}: {exc.strerror or exc}"
 
 
 def convert_command(
+    ctx: typer.Context,
     input: Annotated[str, typer.Argument(help="Transcript file or directory; - reads stdin.", show_default=True)] = "-",
     to: Annotated[str, typer.Option("--to", "-t", help="Target protocol.", autocompletion=complete_protocol)] = ...,  # type: ignore[assignment]
     from_: Annotated[
@@ -142,6 +162,8 @@ def convert_command(
 ) -> None:
     """Convert a transcript from one protocol into another (streaming, constant memory)."""
     set_verbose(verbose)
+    if ctx.get_parameter_source("input").name == "DEFAULT" and stdin_is_terminal():  # type: ignore[union-attr]
+        no_input()
     target = resolve_protocol(to, "--to")
     out_framing = check_framing(target, framing)
     if from_ is not None:

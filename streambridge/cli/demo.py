@@ -24,7 +24,15 @@ from ..codecs import Codec
 from ..codecs.framing import detect_framing
 from ..events import Terminal
 from ..translate import Translator
-from .common import UserError, VerboseOption, collect_warnings, complete_protocol, resolve_protocol, set_verbose
+from .common import (
+    DataConsole,
+    UserError,
+    VerboseOption,
+    collect_warnings,
+    complete_protocol,
+    resolve_protocol,
+    set_verbose,
+)
 from .replay import NEST_BASE, Recording, make_replay_app, render
 from .transcripts import FrameCutter, cut_frames
 
@@ -179,9 +187,9 @@ def demo_command(
     source = resolve_protocol(from_, "--from")
     target = resolve_protocol(to, "--to")
     name, body = load_golden(scenario, source)
-    console = Console()
+    console = DataConsole()
     if not console.is_terminal:
-        console = Console(width=max(console.width, 160))
+        console = DataConsole(width=max(console.width, 160))
     console.print(f"[bold]streambridge demo[/]: a fake {source.name} backend serves [cyan]{name}[/]; "
                   f"streambridge reads it over HTTP and translates each chunk to {target.name} as it arrives.")
     table = _table(source, target)

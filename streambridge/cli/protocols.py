@@ -11,12 +11,11 @@ from typing import Annotated
 
 import msgspec
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from .. import codecs
 from ..codecs import Codec
-from .common import VerboseOption, set_verbose
+from .common import DataConsole, VerboseOption, set_verbose
 
 
 def pair_mapping(source: Codec, target: Codec) -> dict[str, list[str]]:
@@ -81,7 +80,7 @@ def protocols_command(
     if json_output:
         typer.echo(msgspec.json.encode(data).decode())
         return
-    console = Console()
+    console = DataConsole()
     console.print(_codec_table(data))
     console.print(_pair_table(data))
     console.print("Every event type has a place: what B cannot say natively rides in B's data parts and comes back exact.")

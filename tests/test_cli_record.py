@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -13,7 +15,7 @@ from aiohttp.test_utils import TestServer
 from typer.testing import Result
 
 from .cli_support import BAR, CAPTURES, ESCAPE, invoke, on_terminal, user_error, without_reader
-from .corpus import capture_body
+from .corpus import ROOT, capture_body
 
 CAPTURE = CAPTURES / "01-chat-read-only.http"
 
@@ -167,9 +169,35 @@ async def test_data_from_a_file_and_a_recording_feeds_the_other_commands(backend
 
 async def test_record_to_stdout(backend) -> None:
     _, server = backend
-    result = await run_cli("record", server.make_url("/agent/chat"), "-d", "{}", "-o", "-")
-    assert result.exit_code == 0
-    assert result.stdout_bytes == CAPTURE.read_bytes()
+    for args in (("-o", "-"), ()):  # stdout is the default
+        result = await run_cli("record", server.make_url("/agent/chat"), "-d", "{}", *args)
+        assert result.exit_code == 0, result.stderr
+        assert result.stdout_bytes == CAPTURE.read_bytes()
+        assert "streambridge: recorded HTTP 201" in result.stderr and "→ stdout" in result.stderr
+
+
+async def test_without_o_the_recording_streams_to_stdout_as_it_arrives(backend, tmp_path: Path) -> None:
+    """The body is on stdout while the server still holds the stream open; the talk is on stderr."""
+    state, server = backend
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "streambridge", "record", str(server.make_url("/stalls")), "-X", "POST", "--timeout", "120",
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        received = await proc.stdout.readuntil(b"tool-input-available")
+        assert received.startswith(b"HTTP 201\ncontent-type: text/event-stream\n")
+        assert proc.returncode is None  # still recording: the stream is open
+        state.release.set()
+        received += await proc.stdout.read()
+        stderr = (await proc.stderr.read()).decode()
+        assert await proc.wait() == 1, stderr  # the stream ended without its terminal
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert received == CAPTURE.read_bytes()[: len(received)]
+    assert "→ stdout" in stderr and "truncated" in stderr and b"streambridge" not in received
 
 
 async def test_recording_shows_progress_on_a_terminal_unless_the_body_goes_there(backend, tmp_path: Path) -> None:
@@ -210,4 +238,3 @@ def test_record_mistakes_are_user_errors(tmp_path: Path) -> None:
     missing = tmp_path / "typo" / "x.http"
     user_error(invoke("record", "http://127.0.0.1:1/x", "-o", missing), f"directory {missing.parent} does not exist", "--parents")
     assert not out.exists()
-    assert invoke("record", "http://127.0.0.1:1/x").exit_code == 2  # -o is required

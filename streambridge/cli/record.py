@@ -237,7 +237,7 @@ def _report(recorded: Recorded, output: str) -> int:
 
 def record_command(
     url: Annotated[str, typer.Argument(help="The backend's stream URL (e.g. http://127.0.0.1:3000/agent/chat).")],
-    output: Annotated[str, typer.Option("--output", "-o", help="Capture file to write; - is stdout.")],
+    output: Annotated[str, typer.Option("--output", "-o", help="Capture file to write; - (default) is stdout.")] = "-",
     protocol: Annotated[
         str | None,
         typer.Option("--protocol", "-p", help="Protocol of the answer (sniffed when left out).", autocompletion=complete_protocol),

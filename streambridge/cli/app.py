@@ -1,7 +1,8 @@
 """The typer application: commands, the root options and the one place user errors become exit 2.
 
-Exit codes: 0 success, 1 findings or differences, 2 usage or input errors. A user error is one
-line on stderr (``streambridge: error: <file>: frame N (byte B): …``), never a traceback; ``-v`` adds detail.
+Exit codes: 0 success, 1 findings or differences, 2 usage or input errors, 0 when stdout's reader
+left early. A user error is one line on stderr (``streambridge: error: <file>: frame N (byte B):
+…``), never a traceback; ``-v`` adds detail.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
+import socket
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -41,6 +43,7 @@ from .common import (
     set_verbose,
     stdout_binary,
 )
+from .options import PORT_MAX, PORT_MIN
 from .transcripts import (
     Capture,
     cut_frames,
@@ -361,7 +364,10 @@ async def serve_app(app: web.Application, host: str, port: int, ready: Callable[
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as exc:
+            raise listen_error(host, port, exc) from None
         bound_host, bound_port = runner.addresses[0][:2]
         ready(f"http://{_url_host(bound_host)}:{bound_port}")
         server = app[REPLAY_KEY]
@@ -374,6 +380,13 @@ async def serve_app(app: web.Application, host: str, port: int, ready: Callable[
 
 def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
+
+
+def listen_error(host: str, port: int, exc: OSError) -> UserError:
+    """A socket that could not be bound (address in use, no permission, unknown host), in one line."""
+    resolver = isinstance(exc, socket.gaierror) or not exc.errno  # its errno is no OS error number
+    reason = (exc.strerror or str(exc)) if resolver else os.strerror(exc.errno)
+    return UserError(f"cannot listen on {_url_host(host)}:{port}: {reason}")
 
 
 def _entry_points(playbacks: list[Playback], base: str | None) -> list[str]:
@@ -411,7 +424,7 @@ def replay_command(
     ] = False,
     serve: Annotated[bool, typer.Option("--serve", help="Serve over HTTP as a live backend instead of printing.")] = False,
     host: Annotated[str, typer.Option(help="Address to bind with --serve.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port with --serve (0 picks a free one).")] = DEFAULT_PORT,
+    port: Annotated[int, typer.Option(min=PORT_MIN, max=PORT_MAX, help="Port with --serve (0 picks a free one).")] = DEFAULT_PORT,
     base: Annotated[str | None, typer.Option(help="Route prefix with --serve (default: /agent for nest, / otherwise).")] = None,
     cors: Annotated[str | None, typer.Option(help="With --serve: allow this browser origin (or *).")] = None,
     exit_after: Annotated[int | None, typer.Option("--exit-after", help="With --serve: stop after this many streams.")] = None,
@@ -442,5 +455,3 @@ def replay_command(
         asyncio.run(serve_app(app, host, port, announce))
     except KeyboardInterrupt:
         note("stopped")
-    except OSError as exc:
-        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None

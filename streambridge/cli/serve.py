@@ -13,13 +13,16 @@ import typer
 
 from ..bridge import config as bridge_config
 from ..bridge import server as bridge_server
+from .common import EXIT_USAGE, print_error
+from .options import PORT_MAX, PORT_MIN
+from .replay import listen_error
 
 __all__ = ["serve_command"]
 
 
 def _fail(message: str) -> None:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)
+    print_error(message)
+    raise typer.Exit(EXIT_USAGE)
 
 
 def serve_command(
@@ -36,7 +39,9 @@ def serve_command(
         str | None, typer.Option("--host", envvar="STREAMBRIDGE_HOST", help="Address to bind (default 127.0.0.1).")
     ] = None,
     port: Annotated[
-        int | None, typer.Option("--port", envvar="STREAMBRIDGE_PORT", help="Port to bind (default 8787).")
+        int | None,
+        typer.Option("--port", envvar="STREAMBRIDGE_PORT", min=PORT_MIN, max=PORT_MAX,
+                     help="Port to bind (default 8787; 0 picks a free one)."),
     ] = None,
     path: Annotated[str, typer.Option("--path", envvar="STREAMBRIDGE_PATH", help="Mount path of the route.")] = "/",
     upstream_header: Annotated[
@@ -95,4 +100,7 @@ def serve_command(
     except bridge_config.ConfigError as exc:
         _fail(str(exc))
         return
-    bridge_server.run_app(cfg)
+    try:
+        bridge_server.run_app(cfg)
+    except bridge_server.BindError as exc:
+        _fail(listen_error(exc.host, exc.port, exc.error).message)

@@ -1,0 +1,147 @@
+"""The command line's arguments: ports and listening."""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import Result
+
+from streambridge.bridge.config import ConfigError, build_config
+
+from .cli_support import GOLDEN, invoke
+from .corpus import ROOT
+
+NEST_RUN = GOLDEN / "approval/nest.sse"
+SERVE = ("serve", "--upstream", "http://127.0.0.1:9/agent", "--from", "nest", "--to", "agentkit")
+ERROR = re.compile(r"^(streambridge: )?error: ")  # the project's prefix (its "streambridge: " is being unified)
+TIMEOUT = 60
+
+
+def env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def error_line(stderr: str) -> str:
+    """The one error line on stderr (and no traceback)."""
+    assert "Traceback" not in stderr, stderr
+    lines = [line for line in stderr.splitlines() if ERROR.match(line)]
+    assert len(lines) == 1, stderr
+    return lines[0]
+
+
+def usage_error(result: Result, *fragments: str) -> None:
+    """A usage error: exit 2, no traceback, the message naming what is wrong."""
+    assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr)
+    text = " ".join(result.stderr.replace("│", " ").split())
+    assert "Traceback" not in text and result.stdout == ""
+    for fragment in fragments:
+        assert fragment in text, text
+
+
+class Proc:
+    """A ``python -m streambridge`` process whose stderr lines are read as they come."""
+
+    def __init__(self, *args: object) -> None:
+        self.popen = subprocess.Popen(
+            [sys.executable, "-m", "streambridge", *map(str, args)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env(),
+        )
+        self.lines: list[str] = []
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.popen.stderr is not None
+        for line in self.popen.stderr:
+            self._queue.put(line.rstrip("\n"))
+        self._queue.put(None)
+
+    def wait_for(self, pattern: str) -> re.Match[str]:
+        """The first stderr line matching ``pattern`` (bounded by TIMEOUT per line)."""
+        while True:
+            line = self._queue.get(timeout=TIMEOUT)
+            assert line is not None, f"exited without {pattern!r}: {self.lines}"
+            self.lines.append(line)
+            if found := re.search(pattern, line):
+                return found
+
+    def finish(self) -> int:
+        code = self.popen.wait(TIMEOUT)
+        while (line := self._queue.get(timeout=TIMEOUT)) is not None:
+            self.lines.append(line)
+        return code
+
+    def stop(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.kill()
+            self.popen.wait()
+        if self.popen.stderr is not None:
+            self.popen.stderr.close()
+
+
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        yield taken.getsockname()[1]
+
+
+# -- 1. ports --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("port", ["99999", "-1"])
+@pytest.mark.parametrize("command", [SERVE, ("replay", str(NEST_RUN), "--serve")])
+def test_a_port_out_of_range_is_a_usage_error(command: tuple[str, ...], port: str) -> None:
+    result = invoke(*command, "--port", port)
+    usage_error(result, "--port")
+    assert "listening" not in result.stderr and "serving on" not in result.stderr
+
+
+def test_a_port_out_of_range_in_routes_toml_is_a_config_error(tmp_path: Path) -> None:
+    routes = tmp_path / "routes.toml"
+    routes.write_text('[server]\nport = 99999\n[[routes]]\npath = "/"\nupstream = "http://u/"\nfrom = "nest"\nto = "oma"\n')
+    with pytest.raises(ConfigError, match="port 99999 is out of range"):
+        build_config(config_file=routes, environ={})
+
+
+def test_serve_on_a_port_in_use_is_one_line_and_never_logs_listening(taken_port: int) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "streambridge", *SERVE, "--port", str(taken_port)],
+        env=env(), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT, check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    line = error_line(done.stderr)
+    assert line.endswith(f"error: cannot listen on 127.0.0.1:{taken_port}: Address already in use"), line
+    assert "listening" not in done.stderr
+
+
+def test_replay_serve_on_a_port_in_use_never_says_it_serves(taken_port: int) -> None:
+    result = invoke("replay", NEST_RUN, "--serve", "--port", taken_port)
+    assert result.exit_code == 2
+    assert f"cannot listen on 127.0.0.1:{taken_port}: Address already in use" in error_line(result.stderr)
+    assert "serving on" not in result.stderr
+
+
+def test_serve_logs_listening_once_bound_and_stops_on_sigterm() -> None:
+    proc = Proc(*SERVE, "--port", "0")
+    try:
+        port = int(proc.wait_for(r"listening host=127\.0\.0\.1 port=(\d+)")[1])
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=TIMEOUT) as resp:
+            assert resp.status == 200  # "listening" came after the bind: the port answers
+        proc.popen.send_signal(signal.SIGTERM)
+        assert proc.finish() == 0, proc.lines
+    finally:
+        proc.stop()
+    assert not any("Traceback" in line for line in proc.lines)

@@ -1,4 +1,4 @@
-"""The command line's arguments: ports and listening."""
+"""The command line's arguments: ports, help."""
 
 from __future__ import annotations
 
@@ -15,9 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import typer
 from typer.testing import Result
 
+from streambridge import codecs
 from streambridge.bridge.config import ConfigError, build_config
+from streambridge.cli import app
 
 from .cli_support import GOLDEN, invoke
 from .corpus import ROOT
@@ -25,6 +28,7 @@ from .corpus import ROOT
 NEST_RUN = GOLDEN / "approval/nest.sse"
 SERVE = ("serve", "--upstream", "http://127.0.0.1:9/agent", "--from", "nest", "--to", "agentkit")
 ERROR = re.compile(r"^(streambridge: )?error: ")  # the project's prefix (its "streambridge: " is being unified)
+PLACEHOLDER = re.compile(r"<[a-z][a-z\[\]]*>|\b(TEXT|INTEGER|FLOAT|BOOLEAN)\b")
 TIMEOUT = 60
 
 
@@ -145,3 +149,40 @@ def test_serve_logs_listening_once_bound_and_stops_on_sigterm() -> None:
     finally:
         proc.stop()
     assert not any("Traceback" in line for line in proc.lines)
+
+
+# -- 2. help ---------------------------------------------------------------------------------
+
+
+def _commands() -> list[tuple[str, ...]]:
+    names = sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
+    assert {"convert", "validate", "replay", "record", "diff", "protocols", "demo", "serve"} <= set(names)
+    return [(), *((name,) for name in names)]
+
+
+@pytest.mark.parametrize("command", _commands(), ids=lambda c: " ".join(c) or "streambridge")
+def test_every_help_ends_with_examples_and_shows_no_type_placeholders(command: tuple[str, ...]) -> None:
+    result = invoke(*command, "--help")
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    assert not PLACEHOLDER.search(out), PLACEHOLDER.search(out)
+    examples = out[out.index("Examples:") :].splitlines()[1:]
+    assert any(line.strip().startswith(" ".join(("streambridge", *command))) for line in examples), out
+    negatives = set(re.findall(r"--no-[a-z-]+", out))  # a narrow table may cut one short
+    assert all("--no-forward-auth".startswith(n) for n in negatives), negatives  # overrides routes.toml and env
+
+
+def test_help_names_what_goes_in_each_option() -> None:
+    replay_help = invoke("replay", "--help").stdout
+    for metavar in ("FILE|DIR", "PROTOCOL", "[sse|ndjson]", "MS", "HOST", "PORT", "PATH", "ORIGIN"):
+        assert metavar in replay_help, metavar
+    assert "RULE" in invoke("validate", "--help").stdout
+    assert "URL" in invoke("record", "--help").stdout and "URL" in invoke("serve", "--help").stdout
+
+
+def test_protocol_choices_in_help_come_from_the_codec_registry() -> None:
+    out = " ".join(invoke("convert", "--help").stdout.replace("│", " ").split())
+    for name in codecs.names():
+        assert name in out
+        for alias in codecs.get(name).aliases:
+            assert f"{name} (alias {alias})" in out

@@ -36,6 +36,7 @@ from .common import (
     set_verbose,
     stdout_binary,
 )
+from .options import protocol_help
 from .transcripts import SNIFF_LIMIT, Capture, framing_hint, sniff
 
 #: the headers a capture keeps, in this order (../shared/captures/README.md).
@@ -221,19 +222,24 @@ def _report(recorded: Recorded, output: str) -> int:
 
 
 def record_command(
-    url: Annotated[str, typer.Argument(help="The backend's stream URL (e.g. http://127.0.0.1:3000/agent/chat).")],
-    output: Annotated[str, typer.Option("--output", "-o", help="Capture file to write; - is stdout.")],
+    url: Annotated[str, typer.Argument(metavar="URL", help="The backend's stream URL (e.g. http://127.0.0.1:3000/agent/chat).")],
+    output: Annotated[str, typer.Option("--output", "-o", metavar="FILE", help="Capture file to write; - is stdout.")],
     protocol: Annotated[
         str | None,
-        typer.Option("--protocol", "-p", help="Protocol of the answer (sniffed when left out).", autocompletion=complete_protocol),
+        typer.Option("--protocol", "-p", metavar="PROTOCOL", help=protocol_help("Protocol of the answer (sniffed when left out)."),
+                     autocompletion=complete_protocol),
     ] = None,
-    data: Annotated[str | None, typer.Option("--data", "-d", help="JSON request body, or @file.")] = None,
-    header: Annotated[list[str] | None, typer.Option("--header", "-H", help="Request header NAME: VALUE (repeatable).")] = None,
-    method: Annotated[str | None, typer.Option("--method", "-X", help="HTTP method (default: POST with --data, else GET).")] = None,
-    timeout: Annotated[float, typer.Option(help="Stop after this many seconds without data.")] = 60.0,
-    connect_timeout: Annotated[float, typer.Option(help="Seconds allowed to connect.")] = 10.0,
-    max_time: Annotated[float | None, typer.Option(help="Stop after this many seconds in all.")] = None,
-    all_headers: Annotated[bool, typer.Option(help="Record every response header (never set-cookie).")] = False,
+    data: Annotated[str | None, typer.Option("--data", "-d", metavar="JSON|@FILE", help="JSON request body, or @file.")] = None,
+    header: Annotated[
+        list[str] | None, typer.Option("--header", "-H", metavar="'NAME: VALUE'", help="Request header (repeatable).")
+    ] = None,
+    method: Annotated[
+        str | None, typer.Option("--method", "-X", metavar="METHOD", help="HTTP method (default: POST with --data, else GET).")
+    ] = None,
+    timeout: Annotated[float, typer.Option(metavar="SECONDS", help="Stop after this many seconds without data.")] = 60.0,
+    connect_timeout: Annotated[float, typer.Option(metavar="SECONDS", help="Seconds allowed to connect.")] = 10.0,
+    max_time: Annotated[float | None, typer.Option(metavar="SECONDS", help="Stop after this many seconds in all.")] = None,
+    all_headers: Annotated[bool, typer.Option("--all-headers", help="Record every response header (never set-cookie).")] = False,
     verbose: VerboseOption = False,
 ) -> None:
     """Record a live stream verbatim (status, headers, exact body) until its terminal event."""

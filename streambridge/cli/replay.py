@@ -43,7 +43,7 @@ from .common import (
     set_verbose,
     stdout_binary,
 )
-from .options import PORT_MAX, PORT_MIN
+from .options import FRAMING_METAVAR, PORT_MAX, PORT_MIN, protocol_help
 from .transcripts import (
     Capture,
     cut_frames,
@@ -410,24 +410,39 @@ def _play(playback: Playback, delay: float) -> None:
 
 
 def replay_command(
-    file: Annotated[str, typer.Argument(help="Transcript or capture file (a directory with --serve); - reads stdin.")],
+    file: Annotated[
+        str, typer.Argument(metavar="FILE|DIR", help="Transcript or capture file (a directory with --serve); - reads stdin.")
+    ],
     to: Annotated[
-        str | None, typer.Option("--to", "-t", help="Translate to this protocol (default: as recorded).", autocompletion=complete_protocol)
+        str | None,
+        typer.Option("--to", "-t", metavar="PROTOCOL", help=protocol_help("Translate to this protocol (default: as recorded)."),
+                     autocompletion=complete_protocol),
     ] = None,
     from_: Annotated[
-        str | None, typer.Option("--from", "-f", help="Source protocol (sniffed when left out).", autocompletion=complete_protocol)
+        str | None,
+        typer.Option("--from", "-f", metavar="PROTOCOL", help="Source protocol (sniffed when left out).", autocompletion=complete_protocol),
     ] = None,
-    framing: Annotated[str | None, typer.Option(help="Output framing: sse or ndjson.", autocompletion=complete_framing)] = None,
-    delay_ms: Annotated[float | None, typer.Option("--delay-ms", help="Pause between frames, in milliseconds.")] = None,
+    framing: Annotated[
+        str | None, typer.Option(metavar=FRAMING_METAVAR, help="Output framing.", autocompletion=complete_framing)
+    ] = None,
+    delay_ms: Annotated[
+        float | None, typer.Option("--delay-ms", metavar="MS", help="Pause between frames, in milliseconds.")
+    ] = None,
     realtime: Annotated[
         bool, typer.Option("--realtime", help=f"Pace as recorded (the run's reported duration, else {REALTIME_FRAME_MS:g} ms a frame).")
     ] = False,
     serve: Annotated[bool, typer.Option("--serve", help="Serve over HTTP as a live backend instead of printing.")] = False,
-    host: Annotated[str, typer.Option(help="Address to bind with --serve.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=PORT_MIN, max=PORT_MAX, help="Port with --serve (0 picks a free one).")] = DEFAULT_PORT,
-    base: Annotated[str | None, typer.Option(help="Route prefix with --serve (default: /agent for nest, / otherwise).")] = None,
-    cors: Annotated[str | None, typer.Option(help="With --serve: allow this browser origin (or *).")] = None,
-    exit_after: Annotated[int | None, typer.Option("--exit-after", help="With --serve: stop after this many streams.")] = None,
+    host: Annotated[str, typer.Option(metavar="HOST", help="Address to bind with --serve.")] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option(metavar="PORT", min=PORT_MIN, max=PORT_MAX, help="Port with --serve (0 picks a free one).")
+    ] = DEFAULT_PORT,
+    base: Annotated[
+        str | None, typer.Option(metavar="PATH", help="Route prefix with --serve (default: /agent for nest, / otherwise).")
+    ] = None,
+    cors: Annotated[str | None, typer.Option(metavar="ORIGIN", help="With --serve: allow this browser origin (or *).")] = None,
+    exit_after: Annotated[
+        int | None, typer.Option("--exit-after", metavar="N", help="With --serve: stop after this many streams.")
+    ] = None,
     verbose: VerboseOption = False,
 ) -> None:
     """Play a transcript to stdout, or serve it as a live backend (--serve)."""

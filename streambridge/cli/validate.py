@@ -39,6 +39,7 @@ from ..events import (
     ToolOutput,
 )
 from .common import EXIT_FINDINGS, VerboseOption, collect_warnings, complete_protocol, one_line, set_verbose
+from .options import protocol_help
 from .transcripts import Capture, FrameCutter, Piece, Source, detect, json_object, named_event, open_source
 
 #: rule id → (name, severity, what it checks). Ids are stable: never reuse or renumber one.
@@ -367,13 +368,17 @@ def _print_text(report: Report) -> None:
 
 
 def validate_command(
-    file: Annotated[str, typer.Argument(help="Transcript or capture file; - reads stdin.")],
+    file: Annotated[str, typer.Argument(metavar="FILE", help="Transcript or capture file; - reads stdin.")],
     protocol: Annotated[
         str | None,
-        typer.Option("--protocol", "-p", help="Protocol (sniffed when left out).", autocompletion=complete_protocol),
+        typer.Option("--protocol", "-p", metavar="PROTOCOL", help=protocol_help("Protocol (sniffed when left out)."),
+                     autocompletion=complete_protocol),
     ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the findings as JSON.")] = False,
-    ignore: Annotated[list[str] | None, typer.Option("--ignore", help="A rule id to skip (repeatable).")] = None,
+    ignore: Annotated[
+        list[str] | None,
+        typer.Option("--ignore", metavar="RULE", help="A rule id to skip, e.g. SB006 (repeatable; see docs/cli.md for the rules)."),
+    ] = None,
     verbose: VerboseOption = False,
 ) -> None:
     """Check a transcript against its protocol's rules; exit 1 when there are findings."""

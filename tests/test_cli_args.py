@@ -1,7 +1,8 @@
-"""The command line's arguments: ports, help."""
+"""The command line's arguments: ports, help, nonsense rejected."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import queue
 import re
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import typer
+from aiohttp import web
 from typer.testing import Result
 
 from streambridge import codecs
@@ -186,3 +188,64 @@ def test_protocol_choices_in_help_come_from_the_codec_registry() -> None:
         assert name in out
         for alias in codecs.get(name).aliases:
             assert f"{name} (alias {alias})" in out
+
+
+# -- 4. nonsense is rejected -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (("replay", NEST_RUN, "--delay-ms", "-1"), "--delay-ms"),
+        (("demo", "--delay-ms", "-5"), "--delay-ms"),
+        (("diff", NEST_RUN, NEST_RUN, "--max", "-1"), "--max"),
+        ((*SERVE, "--heartbeat", "-1"), "--heartbeat"),
+        (("replay", NEST_RUN, "--serve", "--exit-after", "0"), "--exit-after"),
+        (("record", "http://127.0.0.1:9/", "-o", "-", "--timeout", "-1"), "--timeout"),
+    ],
+)
+def test_negative_numbers_are_usage_errors(args: tuple[object, ...], option: str) -> None:
+    usage_error(invoke(*args), option)
+
+
+def test_validate_rejects_an_unknown_rule_and_accepts_known_ones_in_any_case() -> None:
+    usage_error(invoke("validate", NEST_RUN, "--ignore", "SB006", "--ignore", "SB999"), "--ignore", "unknown rule 'SB999'", "SB001")
+    path = GOLDEN / "unknown-kinds/nest.sse"
+    assert "SB006" in invoke("validate", path).stdout
+    assert "SB006" not in invoke("validate", path, "--ignore", "sb006").stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (("--port", "9000"), "--port"),
+        (("--cors", "*"), "--cors"),
+        (("--exit-after", "1"), "--exit-after"),
+        (("--host", "0.0.0.0", "--base", "/x"), "--host, --base"),
+    ],
+)
+def test_replay_serve_options_without_serve_are_errors(args: tuple[str, ...], named: str) -> None:
+    result = invoke("replay", NEST_RUN, *args)
+    assert result.exit_code == 2 and result.stdout == ""
+    line = error_line(result.stderr)
+    assert f"{named}: only with --serve" in line, line
+
+
+async def test_record_with_the_wrong_protocol_says_which_it_is(aiohttp_server, tmp_path: Path) -> None:
+    body = (GOLDEN / "plain-text/agentkit.sse").read_bytes()
+
+    async def agentkit(request: web.Request) -> web.Response:
+        return web.Response(body=body, content_type="text/event-stream")
+
+    server_app = web.Application()
+    server_app.router.add_post("/", agentkit)
+    server = await aiohttp_server(server_app)
+    out = tmp_path / "run.http"
+    result = await asyncio.to_thread(invoke, "record", server.make_url("/"), "-d", "{}", "-p", "nest", "-o", out)
+    assert result.exit_code == 2, result.stderr
+    assert "the response is not a nest stream: it looks like agentkit" in error_line(result.stderr)
+    assert "truncated" not in result.stderr
+    assert out.read_bytes().endswith(body)  # recorded anyway
+    sniffed = await asyncio.to_thread(invoke, "record", server.make_url("/"), "-d", "{}", "-o", tmp_path / "ok.http")
+    assert sniffed.exit_code == 0, sniffed.stderr
+

@@ -177,7 +177,7 @@ def demo_command(
         str, typer.Option("--to", "-t", metavar="PROTOCOL", help="Protocol to translate into.", autocompletion=complete_protocol)
     ] = DEFAULT_TARGET,
     delay_ms: Annotated[
-        float, typer.Option("--delay-ms", metavar="MS", help="Pause between the backend's frames, in milliseconds.")
+        float, typer.Option("--delay-ms", metavar="MS", min=0, help="Pause between the backend's frames, in milliseconds.")
     ] = 60.0,
     verbose: VerboseOption = False,
 ) -> None:

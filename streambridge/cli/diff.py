@@ -239,7 +239,7 @@ def diff_command(
         typer.Option("--protocol-b", metavar="PROTOCOL", help="Protocol of B (sniffed when left out).", autocompletion=complete_protocol),
     ] = None,
     exact_ids: Annotated[bool, typer.Option("--exact-ids", help="Compare id values too (by default generated ids are ignored).")] = False,
-    limit: Annotated[int, typer.Option("--max", metavar="N", help="Show at most this many differences.")] = 5,
+    limit: Annotated[int, typer.Option("--max", metavar="N", min=0, help="Show at most this many differences.")] = 5,
     verbose: VerboseOption = False,
 ) -> None:
     """Compare two transcripts by meaning (even across protocols); exit 1 when they differ."""

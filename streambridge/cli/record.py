@@ -51,6 +51,7 @@ class Recorded:
     protocol: str | None
     terminal: str | None
     stopped: str  # "terminal", "end", "idle timeout", "max time"
+    looks_like: str | None = None  # the protocol sniffed from the body, when it is not the one named
 
 
 class TerminalWatcher:
@@ -63,9 +64,14 @@ class TerminalWatcher:
         self.status: str | None = None
         self._head = b""
         self._gave_up = False
+        self._first: list[bytes] = []  # the body's first SNIFF_LIMIT bytes, to check a named protocol
+        self._first_size = 0
 
     def feed(self, chunk: bytes) -> bool:
         """True once the terminal event has been received."""
+        if self._first_size < SNIFF_LIMIT:
+            self._first.append(chunk)
+            self._first_size += len(chunk)
         if self._gave_up:
             return False
         if self.decoder is None:
@@ -93,6 +99,11 @@ class TerminalWatcher:
                 framing = self.codec.default_framing
         self.decoder = self.codec.decoder(framing)  # type: ignore[arg-type]
         return True
+
+    def other_protocol(self) -> str | None:
+        """The protocol the body's first frames belong to, when it is not the watched one."""
+        found = sniff(b"".join(self._first), self.capture)
+        return found[0] if found is not None and self.codec is not None and found[0] != self.codec.name else None
 
 
 def capture_head(response: aiohttp.ClientResponse, all_headers: bool) -> bytes:
@@ -159,7 +170,8 @@ async def record(
             except TimeoutError:
                 stopped = "max time" if deadline.expired() else "idle timeout"
         protocol = watcher.codec.name if watcher.decoder is not None else None  # type: ignore[union-attr]
-        return Recorded(response.status, size, protocol, watcher.status, stopped)
+        looks_like = watcher.other_protocol() if stopped != "terminal" else None
+        return Recorded(response.status, size, protocol, watcher.status, stopped, looks_like)
 
 
 def parse_headers(values: list[str]) -> dict[str, str]:
@@ -213,6 +225,11 @@ def _report(recorded: Recorded, output: str) -> int:
     if not 200 <= recorded.status < 300:
         note(f"the server answered HTTP {recorded.status}")
         return EXIT_FINDINGS
+    if recorded.looks_like is not None:
+        raise UserError(
+            f"the response is not a {recorded.protocol} stream: it looks like {recorded.looks_like} "
+            "(recorded anyway; leave out --protocol to detect it)"
+        )
     if recorded.protocol and recorded.stopped != "terminal":
         note("the stream has no terminal event: the recording is truncated")
         return EXIT_FINDINGS
@@ -236,9 +253,9 @@ def record_command(
     method: Annotated[
         str | None, typer.Option("--method", "-X", metavar="METHOD", help="HTTP method (default: POST with --data, else GET).")
     ] = None,
-    timeout: Annotated[float, typer.Option(metavar="SECONDS", help="Stop after this many seconds without data.")] = 60.0,
-    connect_timeout: Annotated[float, typer.Option(metavar="SECONDS", help="Seconds allowed to connect.")] = 10.0,
-    max_time: Annotated[float | None, typer.Option(metavar="SECONDS", help="Stop after this many seconds in all.")] = None,
+    timeout: Annotated[float, typer.Option(metavar="SECONDS", min=0, help="Stop after this many seconds without data.")] = 60.0,
+    connect_timeout: Annotated[float, typer.Option(metavar="SECONDS", min=0, help="Seconds allowed to connect.")] = 10.0,
+    max_time: Annotated[float | None, typer.Option(metavar="SECONDS", min=0, help="Stop after this many seconds in all.")] = None,
     all_headers: Annotated[bool, typer.Option("--all-headers", help="Record every response header (never set-cookie).")] = False,
     verbose: VerboseOption = False,
 ) -> None:

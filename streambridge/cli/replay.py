@@ -399,6 +399,22 @@ def _entry_points(playbacks: list[Playback], base: str | None) -> list[str]:
 
 # -- the command -----------------------------------------------------------------------------
 
+SERVE_ONLY = ("host", "port", "base", "cors", "exit_after")
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the user gave option ``name`` (its value is not the default)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT")
+
+
+def _serve_options_need_serve(ctx: typer.Context) -> None:
+    """Options that only mean something to the HTTP backend are an error without ``--serve``."""
+    given = [name for name in SERVE_ONLY if _given(ctx, name)]
+    if given:
+        options = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise UserError(f"{options}: only with --serve (without it the replay goes to stdout)")
+
 
 def _play(playback: Playback, delay: float) -> None:
     out = stdout_binary()
@@ -410,6 +426,7 @@ def _play(playback: Playback, delay: float) -> None:
 
 
 def replay_command(
+    ctx: typer.Context,
     file: Annotated[
         str, typer.Argument(metavar="FILE|DIR", help="Transcript or capture file (a directory with --serve); - reads stdin.")
     ],
@@ -426,7 +443,7 @@ def replay_command(
         str | None, typer.Option(metavar=FRAMING_METAVAR, help="Output framing.", autocompletion=complete_framing)
     ] = None,
     delay_ms: Annotated[
-        float | None, typer.Option("--delay-ms", metavar="MS", help="Pause between frames, in milliseconds.")
+        float | None, typer.Option("--delay-ms", metavar="MS", min=0, help="Pause between frames, in milliseconds.")
     ] = None,
     realtime: Annotated[
         bool, typer.Option("--realtime", help=f"Pace as recorded (the run's reported duration, else {REALTIME_FRAME_MS:g} ms a frame).")
@@ -441,7 +458,7 @@ def replay_command(
     ] = None,
     cors: Annotated[str | None, typer.Option(metavar="ORIGIN", help="With --serve: allow this browser origin (or *).")] = None,
     exit_after: Annotated[
-        int | None, typer.Option("--exit-after", metavar="N", help="With --serve: stop after this many streams.")
+        int | None, typer.Option("--exit-after", metavar="N", min=1, help="With --serve: stop after this many streams.")
     ] = None,
     verbose: VerboseOption = False,
 ) -> None:
@@ -449,6 +466,8 @@ def replay_command(
     set_verbose(verbose)
     if delay_ms is not None and realtime:
         raise UserError("--delay-ms and --realtime exclude each other")
+    if not serve:
+        _serve_options_need_serve(ctx)
     target = resolve_protocol(to, "--to") if to else None
     if target is not None:
         check_framing(target, framing)

@@ -78,17 +78,17 @@ def serve_command(
     ] = None,
     heartbeat: Annotated[
         float | None,
-        typer.Option("--heartbeat", envvar="STREAMBRIDGE_HEARTBEAT", metavar="SECONDS",
+        typer.Option("--heartbeat", envvar="STREAMBRIDGE_HEARTBEAT", metavar="SECONDS", min=0,
                      help="Idle seconds before a heartbeat (0: none)."),
     ] = None,
     idle_timeout: Annotated[
         float | None,
-        typer.Option("--idle-timeout", envvar="STREAMBRIDGE_IDLE_TIMEOUT", metavar="SECONDS",
+        typer.Option("--idle-timeout", envvar="STREAMBRIDGE_IDLE_TIMEOUT", metavar="SECONDS", min=0,
                      help="Upstream silence that ends a stream."),
     ] = None,
     first_byte_timeout: Annotated[
         float | None,
-        typer.Option("--first-byte-timeout", envvar="STREAMBRIDGE_FIRST_BYTE_TIMEOUT", metavar="SECONDS",
+        typer.Option("--first-byte-timeout", envvar="STREAMBRIDGE_FIRST_BYTE_TIMEOUT", metavar="SECONDS", min=0,
                      help="Wait for the first byte."),
     ] = None,
     forward_auth: Annotated[

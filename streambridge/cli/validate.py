@@ -367,6 +367,18 @@ def _print_text(report: Report) -> None:
         typer.echo(f"{report.file}: clean ({counts})")
 
 
+def known_rules(values: list[str] | None) -> list[str] | None:
+    """``--ignore``: rule ids from RULES (any case); an unknown id is a usage error, not a no-op."""
+    unknown = [value for value in values or () if value.upper() not in RULES]
+    if unknown:
+        raise typer.BadParameter(f"unknown rule {', '.join(map(repr, unknown))} (rules: {', '.join(RULES)})")
+    return values
+
+
+def complete_rule(incomplete: str) -> list[tuple[str, str]]:
+    return [(rule, name) for rule, (name, _, _) in RULES.items() if rule.startswith(incomplete.upper())]
+
+
 def validate_command(
     file: Annotated[str, typer.Argument(metavar="FILE", help="Transcript or capture file; - reads stdin.")],
     protocol: Annotated[
@@ -377,7 +389,8 @@ def validate_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print the findings as JSON.")] = False,
     ignore: Annotated[
         list[str] | None,
-        typer.Option("--ignore", metavar="RULE", help="A rule id to skip, e.g. SB006 (repeatable; see docs/cli.md for the rules)."),
+        typer.Option("--ignore", metavar="RULE", callback=known_rules, autocompletion=complete_rule,
+                     help="A rule id to skip, e.g. SB006 (repeatable; see docs/cli.md for the rules)."),
     ] = None,
     verbose: VerboseOption = False,
 ) -> None:

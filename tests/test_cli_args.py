@@ -1,4 +1,4 @@
-"""The command line's arguments: ports, help, nonsense rejected."""
+"""The command line's arguments: ports, help, completion, nonsense rejected."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import queue
 import re
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -18,11 +19,12 @@ from pathlib import Path
 import pytest
 import typer
 from aiohttp import web
-from typer.testing import Result
+from typer.testing import CliRunner, Result
 
 from streambridge import codecs
 from streambridge.bridge.config import ConfigError, build_config
-from streambridge.cli import app
+from streambridge.cli import app, completion
+from streambridge.cli.common import protocol_names
 
 from .cli_support import GOLDEN, invoke
 from .corpus import ROOT
@@ -180,6 +182,7 @@ def test_help_names_what_goes_in_each_option() -> None:
         assert metavar in replay_help, metavar
     assert "RULE" in invoke("validate", "--help").stdout
     assert "URL" in invoke("record", "--help").stdout and "URL" in invoke("serve", "--help").stdout
+    assert "SHELL" in invoke("--help").stdout
 
 
 def test_protocol_choices_in_help_come_from_the_codec_registry() -> None:
@@ -188,6 +191,89 @@ def test_protocol_choices_in_help_come_from_the_codec_registry() -> None:
         assert name in out
         for alias in codecs.get(name).aliases:
             assert f"{name} (alias {alias})" in out
+
+
+# -- 3. completion ---------------------------------------------------------------------------
+
+
+SCRIPT_MARKERS = {
+    "bash": ("complete -o default -F _streambridge_completion streambridge", "_STREAMBRIDGE_COMPLETE=complete_bash"),
+    "zsh": ("#compdef streambridge", "_STREAMBRIDGE_COMPLETE=complete_zsh"),
+    "fish": ("complete --command streambridge", "_STREAMBRIDGE_COMPLETE=complete_fish"),
+}
+
+
+def _show(*args: str, **environ: str) -> Result:
+    return CliRunner().invoke(app, list(args), prog_name="streambridge", env=environ)
+
+
+@pytest.mark.parametrize("shell", SCRIPT_MARKERS)
+def test_show_completion_prints_the_named_shells_script(shell: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(completion, "current_shell", lambda: "bash" if shell != "bash" else "zsh")  # the name wins
+    result = _show("--show-completion", shell)
+    assert result.exit_code == 0, result.stderr
+    for marker in SCRIPT_MARKERS[shell]:
+        assert marker in result.stdout
+    others = [m for other, markers in SCRIPT_MARKERS.items() if other != shell for m in markers]
+    assert not any(marker in result.stdout for marker in others)
+
+
+def test_show_completion_without_a_shell_uses_the_current_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(completion, "current_shell", lambda: "fish")
+    assert "complete --command streambridge" in _show("--show-completion").stdout
+    usage_error(_show("--show-completion", "tcsh"), "'tcsh' is not a supported shell")
+
+
+def test_install_completion_installs_the_named_shells_script(tmp_path: Path) -> None:
+    result = _show("--install-completion", "fish", HOME=str(tmp_path))
+    assert result.exit_code == 0, result.stderr
+    installed = tmp_path / ".config/fish/completions/streambridge.fish"
+    assert "complete --command streambridge" in installed.read_text()
+
+
+def _request(shell: str, line: str) -> str:
+    """A completion request as the shell's script makes it, for the command line ``line``."""
+    environ = {"_STREAMBRIDGE_COMPLETE": f"complete_{shell}"}
+    if shell == "bash":
+        words = line.split(" ")
+        environ |= {"COMP_WORDS": line, "COMP_CWORD": str(len(words) - 1)}
+    else:
+        environ |= {"_TYPER_COMPLETE_ARGS": line, "_TYPER_COMPLETE_FISH_ACTION": "get-args"}
+    result = _show(**environ)
+    assert result.exit_code == 0, result.stderr
+    return result.stdout
+
+
+def _values(shell: str, out: str) -> list[str]:
+    if shell == "zsh":
+        return re.findall(r'"([^"]+)":', out) or re.findall(r'"([^"]+)"', out)
+    return [line.split("\t")[0] for line in out.splitlines() if line]
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_requests_answer_commands_and_protocols(shell: str) -> None:
+    assert _values(shell, _request(shell, "streambridge con")) == ["convert"]
+    assert _values(shell, _request(shell, "streambridge replay run.sse --to ")) == protocol_names()
+    assert _values(shell, _request(shell, "streambridge convert x --framing n")) == ["ndjson"]
+    assert _values(shell, _request(shell, "streambridge --show-completion z")) == ["zsh"]
+
+
+def test_bash_completes_through_the_printed_script(tmp_path: Path) -> None:
+    """The bash script, sourced by a real bash, asks the real program."""
+    program = tmp_path / "streambridge"
+    program.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m streambridge "$@"\n')
+    program.chmod(program.stat().st_mode | stat.S_IXUSR)
+    script = (
+        'source <(streambridge --show-completion bash); '
+        'COMP_WORDS=(streambridge validate run.sse --protocol ""); COMP_CWORD=4; '
+        '_streambridge_completion streambridge; printf "%s\\n" "${COMPREPLY[@]}"'
+    )
+    done = subprocess.run(
+        ["bash", "--norc", "--noprofile", "-c", script], capture_output=True, text=True, timeout=TIMEOUT, check=False,
+        env={**env(), "PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == protocol_names()
 
 
 # -- 4. nonsense is rejected -----------------------------------------------------------------

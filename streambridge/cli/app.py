@@ -15,6 +15,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from .. import __version__
 from ..codecs import StreamError
+from . import completion
 from .common import EXIT_USAGE, UserError, print_error, set_verbose, state, stream_error
 from .convert import convert_command
 from .demo import demo_command
@@ -54,6 +55,11 @@ class _Group(TyperGroup):
     def get_params(self, ctx: typer.Context) -> list[Any]:
         return _plain_help(super().get_params(ctx))
 
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+        if not ctx.resilient_parsing:
+            args = completion.with_default_shell(args)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: typer.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -78,9 +84,11 @@ app = typer.Typer(
     help="Translate AI-agent chat streams between protocols (agentkit, nest/adonis, oma).",
     epilog=examples("streambridge convert run.sse --to oma", "streambridge replay run.sse --serve --to nest"),
     no_args_is_help=True,
+    add_completion=False,  # ours: the shell named on the command line wins (see completion.py)
     pretty_exceptions_show_locals=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+completion.setup()
 
 
 def _version(value: bool) -> None:
@@ -95,6 +103,8 @@ def root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
+    install_completion: completion.InstallOption = None,
+    show_completion: completion.ShowOption = None,
 ) -> None:
     """Translate AI-agent chat streams between protocols (agentkit, nest/adonis, oma)."""
     state.verbose = False

@@ -1,8 +1,10 @@
-"""The command line's arguments: ports, help, completion, nonsense rejected."""
+"""The command line's arguments: ports, help, completion, nonsense rejected, replay's access log."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import os
 import queue
 import re
@@ -12,6 +14,7 @@ import stat
 import subprocess
 import sys
 import threading
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +26,7 @@ from typer.testing import CliRunner, Result
 
 from streambridge import codecs
 from streambridge.bridge.config import ConfigError, build_config
-from streambridge.cli import app, completion
+from streambridge.cli import app, completion, replay
 from streambridge.cli.common import protocol_names
 
 from .cli_support import GOLDEN, invoke
@@ -335,3 +338,39 @@ async def test_record_with_the_wrong_protocol_says_which_it_is(aiohttp_server, t
     sniffed = await asyncio.to_thread(invoke, "record", server.make_url("/"), "-d", "{}", "-o", tmp_path / "ok.http")
     assert sniffed.exit_code == 0, sniffed.stderr
 
+
+# -- 5. replay's access log ------------------------------------------------------------------
+
+
+async def test_replay_logs_every_request(aiohttp_client, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="streambridge.replay")
+    playback = replay.render(replay.load_recording(NEST_RUN, None), None, None)
+    client = await aiohttp_client(replay.make_replay_app([playback], cors="*"))
+    await (await client.post("/agent/chat?transcript=nest.sse", json={})).read()
+    assert (await client.get("/agent/chat/nope/stream")).status == 404
+    assert (await client.options("/agent/chat")).status == 204
+    logged = [r.fields for r in caplog.records if r.getMessage() == "request"]  # type: ignore[attr-defined]
+    assert [(f["method"], f["path"], f["status"]) for f in logged] == [
+        ("POST", "/agent/chat?transcript=nest.sse", 201),
+        ("GET", "/agent/chat/nope/stream", 404),
+        ("OPTIONS", "/agent/chat", 204),
+    ]
+    assert all(isinstance(f["duration_ms"], float) and f["duration_ms"] >= 0 for f in logged)
+
+
+def test_replay_serve_writes_its_access_log_to_stderr() -> None:
+    proc = Proc("replay", NEST_RUN, "--serve", "--port", "0", "--exit-after", "1")
+    try:
+        url = proc.wait_for(r"serving on (http://\S+)")[1]
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(f"{url}/agent/chat/nope/stream", timeout=TIMEOUT)
+        missing.value.close()
+        assert missing.value.code == 404
+        proc.wait_for(r"request method=GET path=/agent/chat/nope/stream status=404 duration_ms=\d")
+        request = urllib.request.Request(f"{url}/agent/chat", data=json.dumps({"message": "hi"}).encode(), method="POST")
+        with urllib.request.urlopen(request, timeout=TIMEOUT) as resp:
+            assert resp.read() == NEST_RUN.read_bytes()
+        proc.wait_for(r"info +streambridge\.replay: request method=POST path=/agent/chat status=201 duration_ms=\d")
+        assert proc.finish() == 0, proc.lines
+    finally:
+        proc.stop()

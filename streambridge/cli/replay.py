@@ -13,11 +13,14 @@ answers the stream. :func:`make_replay_app` is the whole server, for tests and e
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
+import logging
 import os
 import socket
+import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -27,6 +30,7 @@ import typer
 from aiohttp import web
 from msgspec import UNSET
 
+from ..bridge.logging import TextFormatter
 from ..codecs import Codec
 from ..codecs.framing import ndjson_frame, sse_frame
 from ..events import StepFinish, Terminal
@@ -57,6 +61,8 @@ from .transcripts import (
 
 DEFAULT_PORT = 8788  # the proxy (`serve`) takes 8787: a replay can be its upstream
 REALTIME_FRAME_MS = 30.0
+CLIENT_GONE = 499  # logged when the client left before its answer ended (as nginx logs it)
+ACCESS_LOG = logging.getLogger("streambridge.replay")
 NEST_BASE = "/agent"
 _json = msgspec.json.encode
 
@@ -277,7 +283,7 @@ def _allow_origin(app: web.Application, origin: str) -> None:
     }
 
     @web.middleware
-    async def preflight(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+    async def preflight(request: web.Request, handler: Handler) -> web.StreamResponse:
         if request.method == "OPTIONS":
             return web.Response(status=204)
         return await handler(request)
@@ -288,6 +294,45 @@ def _allow_origin(app: web.Application, origin: str) -> None:
 
     app.middlewares.append(preflight)
     app.on_response_prepare.append(add_headers)
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def access_log(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """One log line per request, in ``serve``'s format: method, path, status, duration."""
+    started = time.perf_counter()
+    status = 500
+    try:
+        response = await handler(request)
+        status = response.status
+        return response
+    except web.HTTPException as exc:
+        status = exc.status
+        raise
+    except asyncio.CancelledError:
+        status = CLIENT_GONE
+        raise
+    finally:
+        duration_ms = round((time.perf_counter() - started) * 1000, 1)
+        fields = {"method": request.method, "path": request.path_qs, "status": status, "duration_ms": duration_ms}
+        ACCESS_LOG.info("request", extra={"fields": fields})
+
+
+@contextlib.contextmanager
+def access_log_to_stderr() -> Iterator[None]:
+    """Print the access log on stderr while the fake backend runs (and only then)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(TextFormatter())
+    saved = ACCESS_LOG.propagate, ACCESS_LOG.level
+    ACCESS_LOG.addHandler(handler)
+    ACCESS_LOG.propagate, ACCESS_LOG.level = False, logging.INFO
+    try:
+        yield
+    finally:
+        ACCESS_LOG.removeHandler(handler)
+        ACCESS_LOG.propagate, ACCESS_LOG.level = saved
 
 
 def make_replay_app(
@@ -303,7 +348,7 @@ def make_replay_app(
         raise ValueError("nothing to serve")
     codec = playbacks[0].codec
     server = ReplayServer(playbacks, delays or [0.0] * len(playbacks), exit_after)
-    app = web.Application()
+    app = web.Application(middlewares=[access_log])
     app[REPLAY_KEY] = server
     if cors:
         _allow_origin(app, cors)
@@ -360,7 +405,7 @@ def announce(url: str) -> None:
 
 async def serve_app(app: web.Application, host: str, port: int, ready: Callable[[str], None]) -> None:
     """Run ``app`` until it has served ``exit_after`` streams, or forever (until cancelled)."""
-    runner = web.AppRunner(app, handler_cancellation=True)
+    runner = web.AppRunner(app, handler_cancellation=True, access_log=None)  # ours: access_log
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port)
@@ -486,6 +531,7 @@ def replay_command(
     routes = ", ".join(_entry_points(playbacks, base))
     note(f"{len(playbacks)} transcript(s) as {playbacks[0].codec.name}: {routes}")
     try:
-        asyncio.run(serve_app(app, host, port, announce))
+        with access_log_to_stderr():
+            asyncio.run(serve_app(app, host, port, announce))
     except KeyboardInterrupt:
         note("stopped")

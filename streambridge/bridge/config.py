@@ -289,13 +289,23 @@ def build_config(
     return Config(
         routes=tuple(routes),
         host=host if host is not None else str(server.get("host", "127.0.0.1")),
-        port=int(port if port is not None else server.get("port", 8787)),
+        port=_port(port if port is not None else server.get("port", 8787)),
         log_json=bool(log_json if log_json is not None else server.get("log_json", False)),
         drain_timeout=float(server.get("drain_timeout", env.get(ENV_PREFIX + "DRAIN_TIMEOUT", 10.0))),
         max_upstream_connections=int(
             server.get("max_upstream_connections", env.get(ENV_PREFIX + "MAX_UPSTREAM_CONNECTIONS", 1000))
         ),
     )
+
+
+def _port(value: Any) -> int:
+    try:
+        port = int(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"port {value!r} is not a number") from None
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"port {port} is out of range (0-65535)")
+    return port
 
 
 def _check_unique(routes: list[Route]) -> None:

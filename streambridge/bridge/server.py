@@ -39,7 +39,7 @@ from .surfaces import (
 )
 from .upstream import Upstream, make_session, open_upstream
 
-__all__ = ["STATE", "BridgeState", "create_app", "run_app"]
+__all__ = ["STATE", "BindError", "BridgeState", "create_app", "run_app"]
 
 _CONTROL_BODY_LIMIT = 64 * 1024
 _WS_REQUEST_TIMEOUT = 30.0
@@ -55,6 +55,7 @@ class BridgeState:
     relays: set[Relay] = field(default_factory=set)
     background: set[asyncio.Task[None]] = field(default_factory=set)
     draining: bool = False
+    never_listened: bool = False  # the socket could not be bound: nothing to drain at shutdown
     idle: asyncio.Event = field(default_factory=asyncio.Event)
 
     def opened(self, relay: Relay) -> None:
@@ -437,6 +438,8 @@ async def _drain(app: web.Application) -> None:
     """Stop taking streams, let open ones finish for ``drain_timeout``, then end them with a terminal."""
     state = app[STATE]
     state.draining = True
+    if state.never_listened:
+        return
     log_event(logging.INFO, "draining", open_streams=len(state.relays))
     await _wait_idle(state, state.config.drain_timeout)
     for relay in list(state.relays):
@@ -468,17 +471,52 @@ def create_app(config: Config) -> web.Application:
     return app
 
 
+class BindError(Exception):
+    """The listening socket could not be bound (address in use, no permission, unknown host)."""
+
+    def __init__(self, host: str, port: int, error: OSError) -> None:
+        super().__init__(f"cannot listen on {host}:{port}: {error}")
+        self.host = host
+        self.port = port
+        self.error = error
+
+
 def run_app(config: Config) -> None:
-    """Serve until SIGINT / SIGTERM, then drain (blocking)."""
+    """Serve until SIGINT / SIGTERM, then drain (blocking). Raises :class:`BindError` when the
+    address cannot be bound; the routes and ``listening`` are logged only once it is."""
     setup_logging(config.log_json)
-    app = create_app(config)
+    with asyncio.Runner() as loop:
+        runner = loop.run(_start(create_app(config), config))
+        try:
+            loop.run(_forever())
+        except (web.GracefulExit, KeyboardInterrupt):  # SIGTERM, SIGINT
+            pass
+        finally:
+            loop.run(runner.cleanup())  # stop listening, drain the open streams (their handlers still run)
+
+
+async def _start(app: web.Application, config: Config) -> web.AppRunner:
+    """What ``web.run_app`` starts, for one TCP site, announced once its socket is bound."""
+    runner = web.AppRunner(app, handle_signals=True, handler_cancellation=True, shutdown_timeout=5.0, access_log=None)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, config.host, config.port).start()
+    except OSError as exc:
+        app[STATE].never_listened = True
+        await runner.cleanup()
+        raise BindError(config.host, config.port, exc) from None
+    _announce(config, runner.addresses[0])
+    return runner
+
+
+async def _forever() -> None:
+    await asyncio.Event().wait()
+
+
+def _announce(config: Config, address: tuple[Any, ...]) -> None:
     for route in config.routes:
         log_event(
             logging.INFO, "route", name=route.name, path=route.path, upstream=safe_url(route.upstream),
             source=route.source, target=route.target, mode=route.request_mode,
         )
-    log_event(logging.INFO, "listening", host=config.host, port=config.port)
-    web.run_app(
-        app, host=config.host, port=config.port, handler_cancellation=True,
-        shutdown_timeout=5.0, access_log=None, print=None,
-    )
+    log_event(logging.INFO, "listening", host=address[0], port=address[1])

@@ -12,7 +12,7 @@ import traceback
 from typing import Annotated, Any, NoReturn
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 try:  # typer ≥ 0.2x parses with its own copy of click
     from typer._click import exceptions as click_exceptions
@@ -21,14 +21,38 @@ except ImportError:  # pragma: no cover - older typer uses click itself
 
 from .. import __version__
 from ..codecs import StreamError
+from . import completion
 from .common import EXIT_USAGE, UserError, print_error, reader_gone, say, set_verbose, state, stream_error
 from .convert import convert_command
 from .demo import demo_command
 from .diff import diff_command
+from .options import examples
 from .protocols import protocols_command
 from .record import record_command
 from .replay import replay_command
 from .validate import validate_command
+
+
+def _plain_help(params: list[Any]) -> list[Any]:
+    """Help shows metavars only: no ``<bool>`` beside a flag (it takes no value), no ``<str>``
+    beside an argument whose metavar says what goes there."""
+    for param in params:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+        if param.param_type_name == "argument" and param.metavar and hasattr(param, "display_type_rich"):
+            param.display_type_rich = _no_type
+    return params
+
+
+def _no_type(ctx: typer.Context) -> None:
+    return None
+
+
+class _Command(TyperCommand):
+    """A command whose help shows what goes in each option, not its Python type."""
+
+    def get_params(self, ctx: typer.Context) -> list[Any]:
+        return _plain_help(super().get_params(ctx))
 
 
 class _Group(TyperGroup):
@@ -39,6 +63,14 @@ class _Group(TyperGroup):
             return super().make_context(info_name, args, parent, **extra)
         except click_exceptions.UsageError as exc:
             _usage_error(exc)
+
+    def get_params(self, ctx: typer.Context) -> list[Any]:
+        return _plain_help(super().get_params(ctx))
+
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+        if not ctx.resilient_parsing:
+            args = completion.with_default_shell(args)
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx: typer.Context) -> Any:
         try:
@@ -76,10 +108,13 @@ app = typer.Typer(
     name="streambridge",
     cls=_Group,
     help="Translate AI-agent chat streams between protocols (agentkit, nest/adonis, oma).",
+    epilog=examples("streambridge convert run.sse --to oma", "streambridge replay run.sse --serve --to nest"),
     no_args_is_help=True,
+    add_completion=False,  # ours: the shell named on the command line wins (see completion.py)
     pretty_exceptions_show_locals=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+completion.setup()
 
 
 def _version(value: bool) -> None:
@@ -94,26 +129,50 @@ def root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
+    install_completion: completion.InstallOption = None,
+    show_completion: completion.ShowOption = None,
 ) -> None:
     """Translate AI-agent chat streams between protocols (agentkit, nest/adonis, oma)."""
     state.verbose = False
     set_verbose(verbose)
 
 
-app.command("convert")(convert_command)
-app.command("validate")(validate_command)
-app.command("replay")(replay_command)
-app.command("record")(record_command)
-app.command("diff")(diff_command)
-app.command("protocols")(protocols_command)
-app.command("demo")(demo_command)
+EXAMPLES = {
+    "convert": ("streambridge convert golden/approval/nest.sse --to agentkit",
+                "streambridge convert recordings/ --to nest -o converted/"),
+    "validate": ("streambridge validate capture.http", "streambridge validate run.sse --json --ignore SB006"),
+    "replay": ("streambridge replay run.sse --to oma --delay-ms 50",
+               "streambridge replay recordings/ --serve --to nest --port 8788"),
+    "record": ("streambridge record http://127.0.0.1:3000/agent/chat -d '{\"message\":\"hi\"}' -o run.http",),
+    "diff": ("streambridge diff run.http other.ndjson", "streambridge diff a.sse b.sse --exact-ids --max 10"),
+    "protocols": ("streambridge protocols", "streambridge protocols --json"),
+    "demo": ("streambridge demo", "streambridge demo --scenario approval --from oma --to nest"),
+    "serve": ("streambridge serve --upstream http://127.0.0.1:3000/agent --from nest --to agentkit",
+              "streambridge serve --config routes.toml --port 9000"),
+}
+
+
+def _register(name: str, command: Any) -> None:
+    app.command(name, cls=_Command, epilog=examples(*EXAMPLES[name]))(command)
+
+
+for _name, _command in (
+    ("convert", convert_command),
+    ("validate", validate_command),
+    ("replay", replay_command),
+    ("record", record_command),
+    ("diff", diff_command),
+    ("protocols", protocols_command),
+    ("demo", demo_command),
+):
+    _register(_name, _command)
 
 try:
     from .serve import serve_command
 except ImportError:
     serve_command = None
 if serve_command:
-    app.command("serve")(serve_command)
+    _register("serve", serve_command)
 
 
 def main() -> None:

@@ -36,6 +36,7 @@ from .common import (
     stream_error,
     warn_summary,
 )
+from .options import FRAMING_METAVAR, protocol_help
 from .transcripts import Source, detect, open_source, reading, transcripts_in
 
 
@@ -146,17 +147,25 @@ def _os_message(exc: OSError, path: Path) -> str:
 
 def convert_command(
     ctx: typer.Context,
-    input: Annotated[str, typer.Argument(help="Transcript file or directory; - reads stdin.", show_default=True)] = "-",
-    to: Annotated[str, typer.Option("--to", "-t", help="Target protocol.", autocompletion=complete_protocol)] = ...,  # type: ignore[assignment]
+    input: Annotated[
+        str, typer.Argument(metavar="FILE|DIR", help="Transcript file or directory; - reads stdin.", show_default=True)
+    ] = "-",
+    to: Annotated[
+        str, typer.Option("--to", "-t", metavar="PROTOCOL", help=protocol_help("Target protocol."), autocompletion=complete_protocol)
+    ] = ...,  # type: ignore[assignment]
     from_: Annotated[
         str | None,
-        typer.Option("--from", "-f", help="Source protocol (sniffed from the first frames when left out).", autocompletion=complete_protocol),
+        typer.Option("--from", "-f", metavar="PROTOCOL", help="Source protocol (sniffed from the first frames when left out).",
+                     autocompletion=complete_protocol),
     ] = None,
-    output: Annotated[str | None, typer.Option("--output", "-o", help="Output file or directory; - (default) is stdout.")] = None,
+    output: Annotated[
+        str | None, typer.Option("--output", "-o", metavar="FILE|DIR", help="Output file or directory; - (default) is stdout.")
+    ] = None,
     framing: Annotated[
-        str | None, typer.Option(help="Output framing: sse or ndjson (default: the target's own).", autocompletion=complete_framing)
+        str | None,
+        typer.Option(metavar=FRAMING_METAVAR, help="Output framing (default: the target's own).", autocompletion=complete_framing),
     ] = None,
-    strict: Annotated[bool, typer.Option(help="Fail on the first bad frame instead of forwarding it.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Fail on the first bad frame instead of forwarding it.")] = False,
     parents: Annotated[bool, typer.Option("--parents", help="Create -o's missing directories.")] = False,
     verbose: VerboseOption = False,
 ) -> None:

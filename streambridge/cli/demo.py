@@ -33,6 +33,7 @@ from .common import (
     resolve_protocol,
     set_verbose,
 )
+from .options import protocol_help
 from .replay import NEST_BASE, Recording, make_replay_app, render
 from .transcripts import FrameCutter, cut_frames
 
@@ -173,13 +174,19 @@ def _row(run: DemoRun, table: Table, left: bytes, right: bytes) -> None:
 
 def demo_command(
     scenario: Annotated[
-        str, typer.Option(help="Golden scenario to serve (see golden/).", autocompletion=complete_scenario)
+        str, typer.Option(metavar="NAME", help="Golden scenario to serve (a directory of golden/).", autocompletion=complete_scenario)
     ] = DEFAULT_SCENARIO,
     from_: Annotated[
-        str, typer.Option("--from", "-f", help="Protocol the fake backend speaks.", autocompletion=complete_protocol)
+        str,
+        typer.Option("--from", "-f", metavar="PROTOCOL", help=protocol_help("Protocol the fake backend speaks."),
+                     autocompletion=complete_protocol),
     ] = DEFAULT_SOURCE,
-    to: Annotated[str, typer.Option("--to", "-t", help="Protocol to translate into.", autocompletion=complete_protocol)] = DEFAULT_TARGET,
-    delay_ms: Annotated[float, typer.Option("--delay-ms", help="Pause between the backend's frames.")] = 60.0,
+    to: Annotated[
+        str, typer.Option("--to", "-t", metavar="PROTOCOL", help="Protocol to translate into.", autocompletion=complete_protocol)
+    ] = DEFAULT_TARGET,
+    delay_ms: Annotated[
+        float, typer.Option("--delay-ms", metavar="MS", min=0, help="Pause between the backend's frames, in milliseconds.")
+    ] = 60.0,
     verbose: VerboseOption = False,
 ) -> None:
     """Serve a golden run from a fake backend, translate it live, show both streams side by side."""

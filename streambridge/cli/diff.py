@@ -41,6 +41,7 @@ from ..events import (
     encode_event,
 )
 from .common import EXIT_FINDINGS, VerboseOption, collect_warnings, complete_protocol, set_verbose
+from .options import protocol_help
 from .transcripts import Source, cut_frames, detect, open_source
 
 _STRUCTURE = (RunStart, StepStart, StepFinish, TextStart, TextEnd, ReasoningStart, ReasoningEnd)
@@ -226,16 +227,19 @@ def report_differences(a: Side, b: Side, left: list[Item], right: list[Item], li
 
 
 def diff_command(
-    a: Annotated[str, typer.Argument(help="First transcript or capture file.")],
-    b: Annotated[str, typer.Argument(help="Second transcript or capture file.")],
+    a: Annotated[str, typer.Argument(metavar="A", help="First transcript or capture file.")],
+    b: Annotated[str, typer.Argument(metavar="B", help="Second transcript or capture file.")],
     protocol_a: Annotated[
-        str | None, typer.Option("--protocol-a", help="Protocol of A (sniffed when left out).", autocompletion=complete_protocol)
+        str | None,
+        typer.Option("--protocol-a", metavar="PROTOCOL", help=protocol_help("Protocol of A (sniffed when left out)."),
+                     autocompletion=complete_protocol),
     ] = None,
     protocol_b: Annotated[
-        str | None, typer.Option("--protocol-b", help="Protocol of B (sniffed when left out).", autocompletion=complete_protocol)
+        str | None,
+        typer.Option("--protocol-b", metavar="PROTOCOL", help="Protocol of B (sniffed when left out).", autocompletion=complete_protocol),
     ] = None,
-    exact_ids: Annotated[bool, typer.Option(help="Compare id values too (by default generated ids are ignored).")] = False,
-    limit: Annotated[int, typer.Option("--max", help="Show at most this many differences.")] = 5,
+    exact_ids: Annotated[bool, typer.Option("--exact-ids", help="Compare id values too (by default generated ids are ignored).")] = False,
+    limit: Annotated[int, typer.Option("--max", metavar="N", min=0, help="Show at most this many differences.")] = 5,
     verbose: VerboseOption = False,
 ) -> None:
     """Compare two transcripts by meaning (even across protocols); exit 1 when they differ."""

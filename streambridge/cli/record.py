@@ -40,6 +40,7 @@ from .common import (
     stdout_binary,
     warn,
 )
+from .options import protocol_help
 from .transcripts import SNIFF_LIMIT, Capture, framing_hint, sniff
 
 #: the headers a capture keeps, in this order (../shared/captures/README.md).
@@ -54,6 +55,7 @@ class Recorded:
     protocol: str | None
     terminal: str | None
     stopped: str  # "terminal", "end", "idle timeout", "max time"
+    looks_like: str | None = None  # the protocol sniffed from the body, when it is not the one named
 
 
 class TerminalWatcher:
@@ -66,9 +68,14 @@ class TerminalWatcher:
         self.status: str | None = None
         self._head = b""
         self._gave_up = False
+        self._first: list[bytes] = []  # the body's first SNIFF_LIMIT bytes, to check a named protocol
+        self._first_size = 0
 
     def feed(self, chunk: bytes) -> bool:
         """True once the terminal event has been received."""
+        if self._first_size < SNIFF_LIMIT:
+            self._first.append(chunk)
+            self._first_size += len(chunk)
         if self._gave_up:
             return False
         if self.decoder is None:
@@ -96,6 +103,11 @@ class TerminalWatcher:
                 framing = self.codec.default_framing
         self.decoder = self.codec.decoder(framing)  # type: ignore[arg-type]
         return True
+
+    def other_protocol(self) -> str | None:
+        """The protocol the body's first frames belong to, when it is not the watched one."""
+        found = sniff(b"".join(self._first), self.capture)
+        return found[0] if found is not None and self.codec is not None and found[0] != self.codec.name else None
 
 
 def capture_head(response: aiohttp.ClientResponse, all_headers: bool) -> bytes:
@@ -153,7 +165,8 @@ async def record(
             out.flush()
             size, stopped = await _copy_body(response, out, watcher, bar, max_time)
         protocol = watcher.codec.name if watcher.decoder is not None else None  # type: ignore[union-attr]
-        return Recorded(response.status, size, protocol, watcher.status, stopped)
+        looks_like = watcher.other_protocol() if stopped != "terminal" else None
+        return Recorded(response.status, size, protocol, watcher.status, stopped, looks_like)
 
 
 async def _copy_body(
@@ -227,6 +240,11 @@ def _report(recorded: Recorded, output: str) -> int:
     if not 200 <= recorded.status < 300:
         warn(f"the server answered HTTP {recorded.status}")
         return EXIT_FINDINGS
+    if recorded.looks_like is not None:
+        raise UserError(
+            f"the response is not a {recorded.protocol} stream: it looks like {recorded.looks_like} "
+            "(recorded anyway; leave out --protocol to detect it)"
+        )
     if recorded.protocol and recorded.stopped != "terminal":
         warn("the stream has no terminal event: the recording is truncated")
         return EXIT_FINDINGS
@@ -236,19 +254,24 @@ def _report(recorded: Recorded, output: str) -> int:
 
 
 def record_command(
-    url: Annotated[str, typer.Argument(help="The backend's stream URL (e.g. http://127.0.0.1:3000/agent/chat).")],
-    output: Annotated[str, typer.Option("--output", "-o", help="Capture file to write; - (default) is stdout.")] = "-",
+    url: Annotated[str, typer.Argument(metavar="URL", help="The backend's stream URL (e.g. http://127.0.0.1:3000/agent/chat).")],
+    output: Annotated[str, typer.Option("--output", "-o", metavar="FILE", help="Capture file to write; - (default) is stdout.")] = "-",
     protocol: Annotated[
         str | None,
-        typer.Option("--protocol", "-p", help="Protocol of the answer (sniffed when left out).", autocompletion=complete_protocol),
+        typer.Option("--protocol", "-p", metavar="PROTOCOL", help=protocol_help("Protocol of the answer (sniffed when left out)."),
+                     autocompletion=complete_protocol),
     ] = None,
-    data: Annotated[str | None, typer.Option("--data", "-d", help="JSON request body, or @file.")] = None,
-    header: Annotated[list[str] | None, typer.Option("--header", "-H", help="Request header NAME: VALUE (repeatable).")] = None,
-    method: Annotated[str | None, typer.Option("--method", "-X", help="HTTP method (default: POST with --data, else GET).")] = None,
-    timeout: Annotated[float, typer.Option(help="Stop after this many seconds without data.")] = 60.0,
-    connect_timeout: Annotated[float, typer.Option(help="Seconds allowed to connect.")] = 10.0,
-    max_time: Annotated[float | None, typer.Option(help="Stop after this many seconds in all.")] = None,
-    all_headers: Annotated[bool, typer.Option(help="Record every response header (never set-cookie).")] = False,
+    data: Annotated[str | None, typer.Option("--data", "-d", metavar="JSON|@FILE", help="JSON request body, or @file.")] = None,
+    header: Annotated[
+        list[str] | None, typer.Option("--header", "-H", metavar="'NAME: VALUE'", help="Request header (repeatable).")
+    ] = None,
+    method: Annotated[
+        str | None, typer.Option("--method", "-X", metavar="METHOD", help="HTTP method (default: POST with --data, else GET).")
+    ] = None,
+    timeout: Annotated[float, typer.Option(metavar="SECONDS", min=0, help="Stop after this many seconds without data.")] = 60.0,
+    connect_timeout: Annotated[float, typer.Option(metavar="SECONDS", min=0, help="Seconds allowed to connect.")] = 10.0,
+    max_time: Annotated[float | None, typer.Option(metavar="SECONDS", min=0, help="Stop after this many seconds in all.")] = None,
+    all_headers: Annotated[bool, typer.Option("--all-headers", help="Record every response header (never set-cookie).")] = False,
     parents: Annotated[bool, typer.Option("--parents", help="Create -o's missing directories.")] = False,
     verbose: VerboseOption = False,
 ) -> None:

@@ -13,9 +13,14 @@ answers the stream. :func:`make_replay_app` is the whole server, for tests and e
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
+import logging
+import os
+import socket
+import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -25,6 +30,7 @@ import typer
 from aiohttp import web
 from msgspec import UNSET
 
+from ..bridge.logging import TextFormatter
 from ..codecs import Codec
 from ..codecs.framing import ndjson_frame, sse_frame
 from ..events import StepFinish, Terminal
@@ -41,6 +47,7 @@ from .common import (
     set_verbose,
     stdout_binary,
 )
+from .options import FRAMING_METAVAR, PORT_MAX, PORT_MIN, protocol_help
 from .transcripts import (
     Capture,
     cut_frames,
@@ -54,6 +61,8 @@ from .transcripts import (
 
 DEFAULT_PORT = 8788  # the proxy (`serve`) takes 8787: a replay can be its upstream
 REALTIME_FRAME_MS = 30.0
+CLIENT_GONE = 499  # logged when the client left before its answer ended (as nginx logs it)
+ACCESS_LOG = logging.getLogger("streambridge.replay")
 NEST_BASE = "/agent"
 _json = msgspec.json.encode
 
@@ -274,7 +283,7 @@ def _allow_origin(app: web.Application, origin: str) -> None:
     }
 
     @web.middleware
-    async def preflight(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+    async def preflight(request: web.Request, handler: Handler) -> web.StreamResponse:
         if request.method == "OPTIONS":
             return web.Response(status=204)
         return await handler(request)
@@ -285,6 +294,45 @@ def _allow_origin(app: web.Application, origin: str) -> None:
 
     app.middlewares.append(preflight)
     app.on_response_prepare.append(add_headers)
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def access_log(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """One log line per request, in ``serve``'s format: method, path, status, duration."""
+    started = time.perf_counter()
+    status = 500
+    try:
+        response = await handler(request)
+        status = response.status
+        return response
+    except web.HTTPException as exc:
+        status = exc.status
+        raise
+    except asyncio.CancelledError:
+        status = CLIENT_GONE
+        raise
+    finally:
+        duration_ms = round((time.perf_counter() - started) * 1000, 1)
+        fields = {"method": request.method, "path": request.path_qs, "status": status, "duration_ms": duration_ms}
+        ACCESS_LOG.info("request", extra={"fields": fields})
+
+
+@contextlib.contextmanager
+def access_log_to_stderr() -> Iterator[None]:
+    """Print the access log on stderr while the fake backend runs (and only then)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(TextFormatter())
+    saved = ACCESS_LOG.propagate, ACCESS_LOG.level
+    ACCESS_LOG.addHandler(handler)
+    ACCESS_LOG.propagate, ACCESS_LOG.level = False, logging.INFO
+    try:
+        yield
+    finally:
+        ACCESS_LOG.removeHandler(handler)
+        ACCESS_LOG.propagate, ACCESS_LOG.level = saved
 
 
 def make_replay_app(
@@ -300,7 +348,7 @@ def make_replay_app(
         raise ValueError("nothing to serve")
     codec = playbacks[0].codec
     server = ReplayServer(playbacks, delays or [0.0] * len(playbacks), exit_after)
-    app = web.Application()
+    app = web.Application(middlewares=[access_log])
     app[REPLAY_KEY] = server
     if cors:
         _allow_origin(app, cors)
@@ -357,11 +405,14 @@ def announce(url: str) -> None:
 
 async def serve_app(app: web.Application, host: str, port: int, ready: Callable[[str], None]) -> None:
     """Run ``app`` until it has served ``exit_after`` streams, or forever (until cancelled)."""
-    runner = web.AppRunner(app, handler_cancellation=True)
+    runner = web.AppRunner(app, handler_cancellation=True, access_log=None)  # ours: access_log
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as exc:
+            raise listen_error(host, port, exc) from None
         bound_host, bound_port = runner.addresses[0][:2]
         ready(f"http://{_url_host(bound_host)}:{bound_port}")
         server = app[REPLAY_KEY]
@@ -376,6 +427,13 @@ def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
+def listen_error(host: str, port: int, exc: OSError) -> UserError:
+    """A socket that could not be bound (address in use, no permission, unknown host), in one line."""
+    resolver = isinstance(exc, socket.gaierror) or not exc.errno  # its errno is no OS error number
+    reason = (exc.strerror or str(exc)) if resolver else os.strerror(exc.errno)
+    return UserError(f"cannot listen on {_url_host(host)}:{port}: {reason}")
+
+
 def _entry_points(playbacks: list[Playback], base: str | None) -> list[str]:
     codec = playbacks[0].codec
     prefix = _normalise_base(base if base is not None else (NEST_BASE if codec.name == "nest" else "/"))
@@ -385,6 +443,22 @@ def _entry_points(playbacks: list[Playback], base: str | None) -> list[str]:
 
 
 # -- the command -----------------------------------------------------------------------------
+
+SERVE_ONLY = ("host", "port", "base", "cors", "exit_after")
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the user gave option ``name`` (its value is not the default)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT")
+
+
+def _serve_options_need_serve(ctx: typer.Context) -> None:
+    """Options that only mean something to the HTTP backend are an error without ``--serve``."""
+    given = [name for name in SERVE_ONLY if _given(ctx, name)]
+    if given:
+        options = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise UserError(f"{options}: only with --serve (without it the replay goes to stdout)")
 
 
 def _play(playback: Playback, delay: float) -> None:
@@ -397,30 +471,48 @@ def _play(playback: Playback, delay: float) -> None:
 
 
 def replay_command(
-    file: Annotated[str, typer.Argument(help="Transcript or capture file (a directory with --serve); - reads stdin.")],
+    ctx: typer.Context,
+    file: Annotated[
+        str, typer.Argument(metavar="FILE|DIR", help="Transcript or capture file (a directory with --serve); - reads stdin.")
+    ],
     to: Annotated[
-        str | None, typer.Option("--to", "-t", help="Translate to this protocol (default: as recorded).", autocompletion=complete_protocol)
+        str | None,
+        typer.Option("--to", "-t", metavar="PROTOCOL", help=protocol_help("Translate to this protocol (default: as recorded)."),
+                     autocompletion=complete_protocol),
     ] = None,
     from_: Annotated[
-        str | None, typer.Option("--from", "-f", help="Source protocol (sniffed when left out).", autocompletion=complete_protocol)
+        str | None,
+        typer.Option("--from", "-f", metavar="PROTOCOL", help="Source protocol (sniffed when left out).", autocompletion=complete_protocol),
     ] = None,
-    framing: Annotated[str | None, typer.Option(help="Output framing: sse or ndjson.", autocompletion=complete_framing)] = None,
-    delay_ms: Annotated[float | None, typer.Option("--delay-ms", help="Pause between frames, in milliseconds.")] = None,
+    framing: Annotated[
+        str | None, typer.Option(metavar=FRAMING_METAVAR, help="Output framing.", autocompletion=complete_framing)
+    ] = None,
+    delay_ms: Annotated[
+        float | None, typer.Option("--delay-ms", metavar="MS", min=0, help="Pause between frames, in milliseconds.")
+    ] = None,
     realtime: Annotated[
         bool, typer.Option("--realtime", help=f"Pace as recorded (the run's reported duration, else {REALTIME_FRAME_MS:g} ms a frame).")
     ] = False,
     serve: Annotated[bool, typer.Option("--serve", help="Serve over HTTP as a live backend instead of printing.")] = False,
-    host: Annotated[str, typer.Option(help="Address to bind with --serve.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port with --serve (0 picks a free one).")] = DEFAULT_PORT,
-    base: Annotated[str | None, typer.Option(help="Route prefix with --serve (default: /agent for nest, / otherwise).")] = None,
-    cors: Annotated[str | None, typer.Option(help="With --serve: allow this browser origin (or *).")] = None,
-    exit_after: Annotated[int | None, typer.Option("--exit-after", help="With --serve: stop after this many streams.")] = None,
+    host: Annotated[str, typer.Option(metavar="HOST", help="Address to bind with --serve.")] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option(metavar="PORT", min=PORT_MIN, max=PORT_MAX, help="Port with --serve (0 picks a free one).")
+    ] = DEFAULT_PORT,
+    base: Annotated[
+        str | None, typer.Option(metavar="PATH", help="Route prefix with --serve (default: /agent for nest, / otherwise).")
+    ] = None,
+    cors: Annotated[str | None, typer.Option(metavar="ORIGIN", help="With --serve: allow this browser origin (or *).")] = None,
+    exit_after: Annotated[
+        int | None, typer.Option("--exit-after", metavar="N", min=1, help="With --serve: stop after this many streams.")
+    ] = None,
     verbose: VerboseOption = False,
 ) -> None:
     """Play a transcript to stdout, or serve it as a live backend (--serve)."""
     set_verbose(verbose)
     if delay_ms is not None and realtime:
         raise UserError("--delay-ms and --realtime exclude each other")
+    if not serve:
+        _serve_options_need_serve(ctx)
     target = resolve_protocol(to, "--to") if to else None
     if target is not None:
         check_framing(target, framing)
@@ -439,8 +531,7 @@ def replay_command(
     routes = ", ".join(_entry_points(playbacks, base))
     note(f"{len(playbacks)} transcript(s) as {playbacks[0].codec.name}: {routes}")
     try:
-        asyncio.run(serve_app(app, host, port, announce))
+        with access_log_to_stderr():
+            asyncio.run(serve_app(app, host, port, announce))
     except KeyboardInterrupt:
         note("stopped")
-    except OSError as exc:
-        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None

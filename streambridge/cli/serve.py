@@ -13,7 +13,9 @@ import typer
 
 from ..bridge import config as bridge_config
 from ..bridge import server as bridge_server
-from .common import EXIT_USAGE, print_error
+from .common import EXIT_USAGE, complete_protocol, print_error
+from .options import PORT_MAX, PORT_MIN, protocol_help
+from .replay import listen_error
 
 __all__ = ["serve_command"]
 
@@ -23,50 +25,71 @@ def _fail(message: str) -> None:
     raise typer.Exit(EXIT_USAGE)
 
 
+REQUEST_MODES = ("translate", "passthrough")
+
+
+def complete_request_mode(incomplete: str) -> list[str]:
+    return [mode for mode in REQUEST_MODES if mode.startswith(incomplete)]
+
+
 def serve_command(
     upstream: Annotated[
-        str | None, typer.Option("--upstream", envvar="STREAMBRIDGE_UPSTREAM", help="Upstream URL (http(s):// or ws(s)://).")
+        str | None,
+        typer.Option("--upstream", envvar="STREAMBRIDGE_UPSTREAM", metavar="URL", help="Upstream URL (http(s):// or ws(s)://)."),
     ] = None,
     source: Annotated[
-        str | None, typer.Option("--from", envvar="STREAMBRIDGE_FROM", help="The upstream's protocol.")
+        str | None,
+        typer.Option("--from", envvar="STREAMBRIDGE_FROM", metavar="PROTOCOL", help=protocol_help("The upstream's protocol."),
+                     autocompletion=complete_protocol),
     ] = None,
     target: Annotated[
-        str | None, typer.Option("--to", envvar="STREAMBRIDGE_TO", help="The client's protocol.")
+        str | None,
+        typer.Option("--to", envvar="STREAMBRIDGE_TO", metavar="PROTOCOL", help="The client's protocol.",
+                     autocompletion=complete_protocol),
     ] = None,
     host: Annotated[
-        str | None, typer.Option("--host", envvar="STREAMBRIDGE_HOST", help="Address to bind (default 127.0.0.1).")
+        str | None, typer.Option("--host", envvar="STREAMBRIDGE_HOST", metavar="HOST", help="Address to bind (default 127.0.0.1).")
     ] = None,
     port: Annotated[
-        int | None, typer.Option("--port", envvar="STREAMBRIDGE_PORT", help="Port to bind (default 8787).")
+        int | None,
+        typer.Option("--port", envvar="STREAMBRIDGE_PORT", metavar="PORT", min=PORT_MIN, max=PORT_MAX,
+                     help="Port to bind (default 8787; 0 picks a free one)."),
     ] = None,
-    path: Annotated[str, typer.Option("--path", envvar="STREAMBRIDGE_PATH", help="Mount path of the route.")] = "/",
+    path: Annotated[
+        str, typer.Option("--path", envvar="STREAMBRIDGE_PATH", metavar="PATH", help="Mount path of the route.")
+    ] = "/",
     upstream_header: Annotated[
         list[str] | None,
         typer.Option(
-            "--upstream-header", envvar="STREAMBRIDGE_UPSTREAM_HEADER",
-            help="Header added upstream, NAME=env:VAR (repeatable; the value is read from the environment).",
+            "--upstream-header", envvar="STREAMBRIDGE_UPSTREAM_HEADER", metavar="NAME=env:VAR",
+            help="Header added upstream (repeatable; the value is read from the environment).",
         ),
     ] = None,
     config: Annotated[
-        str | None, typer.Option("--config", envvar="STREAMBRIDGE_CONFIG", help="routes.toml with several routes.")
+        str | None, typer.Option("--config", envvar="STREAMBRIDGE_CONFIG", metavar="FILE", help="routes.toml with several routes.")
     ] = None,
     log_json: Annotated[
         bool, typer.Option("--log-json", envvar="STREAMBRIDGE_LOG_JSON", help="One JSON object per log line.")
     ] = False,
     request_mode: Annotated[
         str | None,
-        typer.Option("--request-mode", envvar="STREAMBRIDGE_REQUEST_MODE", help="translate (default) or passthrough."),
+        typer.Option("--request-mode", envvar="STREAMBRIDGE_REQUEST_MODE", metavar="[" + "|".join(REQUEST_MODES) + "]",
+                     help="Translate requests (default) or pass them through.", autocompletion=complete_request_mode),
     ] = None,
     heartbeat: Annotated[
-        float | None, typer.Option("--heartbeat", envvar="STREAMBRIDGE_HEARTBEAT", help="Idle seconds before a heartbeat.")
+        float | None,
+        typer.Option("--heartbeat", envvar="STREAMBRIDGE_HEARTBEAT", metavar="SECONDS", min=0,
+                     help="Idle seconds before a heartbeat (0: none)."),
     ] = None,
     idle_timeout: Annotated[
         float | None,
-        typer.Option("--idle-timeout", envvar="STREAMBRIDGE_IDLE_TIMEOUT", help="Upstream silence that ends a stream."),
+        typer.Option("--idle-timeout", envvar="STREAMBRIDGE_IDLE_TIMEOUT", metavar="SECONDS", min=0,
+                     help="Upstream silence that ends a stream."),
     ] = None,
     first_byte_timeout: Annotated[
         float | None,
-        typer.Option("--first-byte-timeout", envvar="STREAMBRIDGE_FIRST_BYTE_TIMEOUT", help="Wait for the first byte."),
+        typer.Option("--first-byte-timeout", envvar="STREAMBRIDGE_FIRST_BYTE_TIMEOUT", metavar="SECONDS", min=0,
+                     help="Wait for the first byte."),
     ] = None,
     forward_auth: Annotated[
         bool | None,
@@ -75,7 +98,8 @@ def serve_command(
     ] = None,
     cors_origin: Annotated[
         list[str] | None,
-        typer.Option("--cors-origin", envvar="STREAMBRIDGE_CORS_ORIGINS", help="Allowed browser origin (repeatable)."),
+        typer.Option("--cors-origin", envvar="STREAMBRIDGE_CORS_ORIGINS", metavar="ORIGIN",
+                     help="Allowed browser origin (repeatable)."),
     ] = None,
 ) -> None:
     """Proxy a client of protocol --to to an upstream of protocol --from, translating live."""
@@ -96,4 +120,7 @@ def serve_command(
     except bridge_config.ConfigError as exc:
         _fail(str(exc))
         return
-    bridge_server.run_app(cfg)
+    try:
+        bridge_server.run_app(cfg)
+    except bridge_server.BindError as exc:
+        _fail(listen_error(exc.host, exc.port, exc.error).message)

@@ -39,6 +39,7 @@ from ..events import (
     ToolOutput,
 )
 from .common import EXIT_FINDINGS, VerboseOption, collect_warnings, complete_protocol, one_line, set_verbose
+from .options import protocol_help
 from .transcripts import Capture, FrameCutter, Piece, Source, detect, json_object, named_event, open_source, reading
 
 #: rule id → (name, severity, what it checks). Ids are stable: never reuse or renumber one.
@@ -367,14 +368,31 @@ def _print_text(report: Report) -> None:
         typer.echo(f"{report.file}: clean ({counts})")
 
 
+def known_rules(values: list[str] | None) -> list[str] | None:
+    """``--ignore``: rule ids from RULES (any case); an unknown id is a usage error, not a no-op."""
+    unknown = [value for value in values or () if value.upper() not in RULES]
+    if unknown:
+        raise typer.BadParameter(f"unknown rule {', '.join(map(repr, unknown))} (rules: {', '.join(RULES)})")
+    return values
+
+
+def complete_rule(incomplete: str) -> list[tuple[str, str]]:
+    return [(rule, name) for rule, (name, _, _) in RULES.items() if rule.startswith(incomplete.upper())]
+
+
 def validate_command(
-    file: Annotated[str, typer.Argument(help="Transcript or capture file; - reads stdin.")],
+    file: Annotated[str, typer.Argument(metavar="FILE", help="Transcript or capture file; - reads stdin.")],
     protocol: Annotated[
         str | None,
-        typer.Option("--protocol", "-p", help="Protocol (sniffed when left out).", autocompletion=complete_protocol),
+        typer.Option("--protocol", "-p", metavar="PROTOCOL", help=protocol_help("Protocol (sniffed when left out)."),
+                     autocompletion=complete_protocol),
     ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the findings as JSON.")] = False,
-    ignore: Annotated[list[str] | None, typer.Option("--ignore", help="A rule id to skip (repeatable).")] = None,
+    ignore: Annotated[
+        list[str] | None,
+        typer.Option("--ignore", metavar="RULE", callback=known_rules, autocompletion=complete_rule,
+                     help="A rule id to skip, e.g. SB006 (repeatable; see docs/cli.md for the rules)."),
+    ] = None,
     verbose: VerboseOption = False,
 ) -> None:
     """Check a transcript against its protocol's rules; exit 1 when there are findings."""

@@ -113,7 +113,10 @@ ProblemKind = Literal["malformed", "encoding", "oversize", "truncated", "after-t
 
 
 class StreamError(ValueError):
-    """Bad input in strict mode: names the frame number, the byte offset and what was expected."""
+    """Bad input in strict mode: names the frame number, the byte offset and what was expected.
+
+    ``expected`` says what the protocol wanted there (a noun phrase, maybe followed by what
+    came instead); the message reads ``<codec>: frame <n> at byte <offset>: expected …``."""
 
     def __init__(
         self, codec: str, frame: int, offset: int, expected: str, raw: bytes = b"", kind: ProblemKind = "malformed"
@@ -124,11 +127,13 @@ class StreamError(ValueError):
         self.expected = expected
         self.raw = raw
         self.kind = kind
-        super().__init__(f"{codec}: frame {frame} at byte {offset}: {expected}")
+        super().__init__(f"{codec}: frame {frame} at byte {offset}: expected {expected}")
 
 
 class FrameProblem(Exception):
-    """Raised inside a codec's frame decoder; the base class decides lenient vs strict."""
+    """Raised inside a codec's frame decoder; the base class decides lenient vs strict.
+
+    Its text is what was expected, as for :class:`StreamError`."""
 
     def __init__(self, expected: str, kind: ProblemKind = "malformed") -> None:
         super().__init__(expected)
@@ -152,7 +157,7 @@ def decode_envelope(data: bytes, frame: Frame) -> dict[str, Raw]:
     try:
         return _envelope_decoder.decode(data)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise FrameProblem(f"expected one JSON object ({exc})") from None
+        raise FrameProblem(f"one JSON object ({exc})") from None
 
 
 def raw_str(raw: Raw | None) -> str | None:
@@ -333,7 +338,7 @@ def _check_utf8(data: bytes) -> None:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FrameProblem(
-            f"valid UTF-8 (invalid byte 0x{data[exc.start]:02x} at offset {exc.start} of the frame)", "encoding"
+            f"valid UTF-8; byte 0x{data[exc.start]:02x} at offset {exc.start} of the frame is not", "encoding"
         ) from None
 
 
@@ -640,7 +645,7 @@ class Decoder:
             carrier = _carrier_decoder.decode(body)
             event = decode_event(carrier.event)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise FrameProblem(f"a streambridge data part with a valid event ({exc})") from None
+            raise FrameProblem(f"a streambridge data part holding a valid event ({exc})") from None
         self._cover_next = max(carrier.covers, 0)
         self._from_carrier = True
         return event
@@ -706,7 +711,7 @@ class Decoder:
             self._covering, self._cover_next = self._cover_next, 0
         if self._terminated and self.strict:
             raise StreamError(
-                self.codec, frame.index, frame.offset, "nothing after the terminal event", frame.data, "after-terminal"
+                self.codec, frame.index, frame.offset, "nothing after the terminal event; this frame follows it", frame.data, "after-terminal"
             )
         if self._held is not None:
             if self._from_carrier and events and type(events[0]) is RunStart:
@@ -729,8 +734,8 @@ class Decoder:
         if self.strict:
             raise StreamError(self.codec, frame.index, frame.offset, expected, frame.data, kind)
         text = frame.data.decode("utf-8", "replace")
-        log.warning("%s: frame %d at byte %d: %s", self.codec, frame.index, frame.offset, expected)
-        self._push(Malformed(raw=text, error=expected, frame=frame.index, offset=frame.offset), out)
+        log.warning("%s: frame %d at byte %d: expected %s", self.codec, frame.index, frame.offset, expected)
+        self._push(Malformed(raw=text, error=f"expected {expected}", frame=frame.index, offset=frame.offset), out)
 
     def _framing_problems(self, out: list[Event]) -> None:
         problems = self._parser.problems

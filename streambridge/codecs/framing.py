@@ -33,6 +33,7 @@ Framing = Literal["sse", "ndjson"]
 DEFAULT_MAX_EVENT_SIZE = 16 * 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
 _SIGNIFICANT = re.compile(rb"[^ \t\n\r\x0b\x0c]")  # what bytes.strip() keeps
+_MIB = 1024 * 1024
 #: a codec's hot path: ``(blocks, skip, ids)`` → how many payloads (``block[skip:]``) it took;
 #: ``ids``, when given, holds each payload's own ``id: <ASCII digits>`` line
 PlainConsumer = Callable[[Sequence[bytes], int, "Sequence[bytes] | None"], int]
@@ -64,6 +65,16 @@ class FramingError(Exception):
         self.offset = offset
         self.raw = raw
         self.kind = kind
+
+
+def size_limit(size: int) -> str:
+    """A size limit in words: ``16 MiB`` (whole MiB), else ``<n> bytes``."""
+    return f"{size // _MIB} MiB" if size >= _MIB and size % _MIB == 0 else f"{size} bytes"
+
+
+def oversize_message(unit: str, limit: int) -> str:
+    """What a frame over the size limit gets (the text after ``expected``)."""
+    return f"{unit} within the size limit ({size_limit(limit)}); this one is larger than the limit"
 
 
 class _Parser:
@@ -291,7 +302,7 @@ class SSEParser(_Parser):
                 raw = raw + (b"\n" if raw else b"") + self._buf
             self.problems.append(
                 FramingError(
-                    "stream ended inside an event (no blank line after it)",
+                    "the blank line that ends an SSE event; the stream ended inside the event",
                     index=self._index + 1,
                     offset=self._event_offset,
                     raw=raw,
@@ -375,7 +386,7 @@ class SSEParser(_Parser):
         self._index += 1
         self.problems.append(
             FramingError(
-                f"event larger than the limit of {self.max_event_size} bytes",
+                oversize_message("an SSE event", self.max_event_size),
                 index=self._index,
                 offset=self._event_offset or offset,
                 raw=b"\n".join(self._data)[:200],
@@ -468,7 +479,7 @@ class NDJSONParser(_Parser):
         if not self._discarding:
             self._index += 1
             head = (self._buf + b"".join(self._pending[:1]))[:200]
-            message = f"line larger than the limit of {self.max_event_size} bytes"
+            message = oversize_message("an NDJSON line", self.max_event_size)
             self.problems.append(FramingError(message, index=self._index, offset=self._pos, raw=head))
             self._discarding = True
         self._pos += self._pending_size + len(self._buf)

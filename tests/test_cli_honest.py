@@ -1,13 +1,18 @@
-"""Honest validation: messages that say what was expected."""
+"""Honest validation: true byte offsets, messages that say what was expected, one size limit,
+and bad first frames that neither precede the run start nor replace its id."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from streambridge.codecs import StreamError, get
+from streambridge.codecs.framing import SSEParser
+from streambridge.events import Malformed
 
 from .cli_support import invoke, user_error
 
@@ -21,6 +26,57 @@ OMA_DONE = b'{"type":"done","data":{}}\n'
 LIMIT = 64  # a small size limit for the core tests (the CLI ones use the real 16 MiB)
 
 
+@dataclass(frozen=True)
+class Case:
+    """A stream with one bad frame: its number, where it starts (the marker) and its kind."""
+
+    codec: str
+    data: bytes
+    marker: bytes
+    frame: int
+    kind: str
+
+    @property
+    def offset(self) -> int:
+        return self.data.index(self.marker)
+
+
+def cases(limit: int = LIMIT) -> dict[str, Case]:
+    big = b"x" * (limit + 10)
+    sse_big = b'data: {"kind":"text","text":"' + big + b'"}\n\n'
+    ndjson_big = b'{"type":"text","data":"' + big + b'"}\n'
+    return {
+        "sse-unterminated": Case("nest", META + STEP + b'data: {"kind":"text","text":"hi"}', b'data: {"kind":"text","t', 3, "truncated"),
+        "sse-unterminated-after-blanks": Case("nest", META + b"\n\n\n" + b'data: {"kind":"text"}\n', b'data: {"kind":"text"}', 2, "truncated"),
+        "sse-unterminated-multiline": Case("nest", META + STEP + b"id: 7\ndata: {\ndata: ", b"id: 7", 3, "truncated"),
+        "ndjson-cut-off": Case("oma", OMA_TEXT + b'{"type":"reasoning","da', b'{"type":"reasoning', 2, "malformed"),
+        "sse-malformed-middle": Case("nest", META + STEP + b"data: {oops\n\n" + TEXT + DONE, b"data: {oops", 3, "malformed"),
+        "ndjson-malformed-middle": Case("oma", OMA_TEXT + b"{oops\n" + OMA_TEXT + OMA_DONE, b"{oops", 2, "malformed"),
+        "sse-oversize": Case("nest", META + STEP + sse_big + TEXT + DONE, sse_big, 3, "oversize"),
+        "ndjson-oversize": Case("oma", OMA_TEXT + ndjson_big + OMA_TEXT + OMA_DONE, ndjson_big, 2, "oversize"),
+    }
+
+
+CASES = cases()
+
+
+def variants(case: Case) -> Iterator[tuple[str, Case]]:
+    """The case as it is, after a BOM, and with CRLF line ends (offsets count every byte)."""
+    yield "plain", case
+    yield "bom", Case(case.codec, BOM + case.data, case.marker, case.frame, case.kind)
+    if not case.data.startswith(b"{"):  # SSE: CR and CRLF end lines too
+        crlf = case.data.replace(b"\n", b"\r\n")
+        yield "crlf", Case(case.codec, crlf, case.marker.replace(b"\n", b"\r\n"), case.frame, case.kind)
+
+
+def chunkings(data: bytes) -> dict[str, list[bytes]]:
+    return {
+        "whole": [data],
+        "bytes": [data[i : i + 1] for i in range(len(data))],
+        "sevens": [data[i : i + 7] for i in range(0, len(data), 7)],
+    }
+
+
 def decoded(codec: str, chunks: list[bytes], strict: bool = False) -> list:
     decoder = get(codec).decoder(strict=strict, max_event_size=LIMIT)
     events = []
@@ -29,10 +85,76 @@ def decoded(codec: str, chunks: list[bytes], strict: bool = False) -> list:
     return events + decoder.close()
 
 
+# -- 1. offsets --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_bad_frame_is_named_by_its_real_offset_however_chunked(name: str) -> None:
+    for variant, case in variants(CASES[name]):
+        for how, chunks in chunkings(case.data).items():
+            bad = [e for e in decoded(case.codec, chunks) if type(e) is Malformed]
+            assert [(e.frame, e.offset) for e in bad] == [(case.frame, case.offset)], (variant, how)
+            with pytest.raises(StreamError) as caught:
+                decoded(case.codec, chunks, strict=True)
+            error = caught.value
+            assert (error.frame, error.offset, error.kind) == (case.frame, case.offset, case.kind), (variant, how)
+            assert str(error).startswith(f"{case.codec}: frame {case.frame} at byte {case.offset}: expected ")
+
+
+def test_frames_after_an_oversize_one_keep_their_offsets() -> None:
+    case = CASES["sse-oversize"]
+    data = case.data.replace(TEXT, b"data: {oops\n\n" + TEXT)
+    for how, chunks in chunkings(data).items():
+        bad = [(e.frame, e.offset) for e in decoded("nest", chunks) if type(e) is Malformed]
+        assert bad == [(3, case.offset), (4, data.index(b"data: {oops"))], how
+
+
+def test_a_missing_terminal_is_due_at_the_end_of_input() -> None:
+    data = META + STEP + TEXT
+    for how, chunks in chunkings(data).items():
+        with pytest.raises(StreamError) as caught:
+            decoded("nest", chunks, strict=True)
+        assert (caught.value.frame, caught.value.offset, caught.value.kind) == (4, len(data), "truncated"), how
+
+
+def test_an_oversize_event_is_skipped_to_its_blank_line_wherever_the_chunks_end() -> None:
+    event = b"data: " + b"x" * 100 + b"\nid: 5\ndata: more\n\n"
+    for cut in range(len(event)):
+        parser = SSEParser(max_event_size=LIMIT)
+        frames = parser.feed(event[:cut]) + parser.feed(event[cut:] + b"data: ok\n\n") + parser.close()
+        assert [(f.data, f.index, f.offset) for f in frames] == [(b"ok", 2, len(event))], cut
+        assert [(p.index, p.offset, p.kind) for p in parser.problems] == [(1, 0, "oversize")], cut
+
+
+def transcript(tmp_path: Path, case: Case, header: bytes = b"") -> Path:
+    path = tmp_path / ("run.http" if header else "run.sse" if case.codec == "nest" else "run.ndjson")
+    path.write_bytes(header + case.data)
+    return path
+
+
 def validate_findings(path: Path, codec: str) -> list[dict]:
     result = invoke("validate", path, "--protocol", codec, "--json")
     assert result.exit_code == 1, result.stdout
     return json.loads(result.stdout)["findings"]
+
+
+RULE = {"truncated": "SB002", "malformed": "SB001"}
+CLI_CASES = ("sse-unterminated", "sse-unterminated-after-blanks", "ndjson-cut-off", "sse-malformed-middle", "ndjson-malformed-middle")
+
+
+@pytest.mark.parametrize("name", CLI_CASES)
+@pytest.mark.parametrize("header", [b"", b"HTTP 200\ncontent-type: text/plain\n\n"], ids=["body", "capture"])
+def test_validate_and_convert_name_the_same_byte(tmp_path: Path, name: str, header: bytes) -> None:
+    """Offsets in the CLI count from the start of the file (a capture's header block included)."""
+    case = CASES[name]
+    path = transcript(tmp_path, case, header)
+    at = len(header) + case.offset
+    found = [f for f in validate_findings(path, case.codec) if f["rule"] == RULE[case.kind]]
+    assert [(f["frame"], f["offset"]) for f in found] == [(case.frame, at)]
+    assert found[0]["message"].startswith("expected ")
+    user_error(invoke("convert", path, "--from", case.codec, "--to", "agentkit", "--strict"), f"frame {case.frame} (byte {at}):")
+    warned = invoke("convert", path, "--from", case.codec, "--to", "agentkit", "-v")
+    assert f"{case.codec}: frame {case.frame} at byte {at}: expected " in warned.stderr
 
 
 # -- 2. what was expected, in words ----------------------------------------------------------
@@ -53,6 +175,7 @@ BAD_INPUTS = {
     "oma-text": ("oma", b'{"type":"text","data":3}\n'),
     "oma-done": ("oma", b'{"type":"done","data":3}\n'),
     "oma-shape": ("oma", b'{"type":"text","data":"a","errorInfo":3}\n'),
+    "oma-oversize": ("oma", b'{"type":"text","data":"' + b"x" * 100 + b'"}\n'),
 }
 
 
@@ -68,6 +191,16 @@ def test_every_strict_error_says_what_was_expected_in_words(name: str) -> None:
     assert words[0].islower() and "expected" not in words and words == caught.value.expected, message
 
 
+def test_the_unterminated_event_message_names_the_blank_line() -> None:
+    data = META + STEP + b'data: {"kind":"text"'
+    with pytest.raises(StreamError) as caught:
+        decoded("nest", [data], strict=True)
+    assert str(caught.value) == (
+        f"nest: frame 3 at byte {len(META + STEP)}: expected the blank line that ends an SSE event; "
+        "the stream ended inside the event"
+    )
+
+
 def test_the_cli_says_expected_once(tmp_path: Path) -> None:
     path = tmp_path / "run.sse"
     path.write_bytes(META + b"data: [1\n\n")
@@ -75,3 +208,4 @@ def test_the_cli_says_expected_once(tmp_path: Path) -> None:
     assert line.count(": expected ") == 1 and "expected expected" not in line
     found = validate_findings(path, "nest")
     assert found[0]["message"].startswith("expected one JSON object") and found[0]["message"].count("expected") == 1
+

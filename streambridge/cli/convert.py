@@ -74,7 +74,7 @@ def convert_one(
         detected.codec.name, target.name, source_framing=detected.framing, target_framing=framing, strict=strict  # type: ignore[arg-type]
     )
     live = output is None or str(output) == "-"
-    with collect_warnings() as warnings:
+    with collect_warnings(body_offset=source.body_offset) as warnings:
         try:
             with open_output(output) as out:
                 pump(source, translator, out, live)

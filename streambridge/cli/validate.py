@@ -194,7 +194,7 @@ class Validator:
 
     def _framing_problem(self, problem: FramingError) -> None:
         self._problem_frames.add(problem.index)
-        rule = "SB003" if "larger than" in str(problem) else "SB002"
+        rule = "SB003" if problem.kind == "oversize" else "SB002"
         self.add(rule, f"expected {problem}", problem.index, problem.offset)
 
     def _frame_rules(self, frame: Frame) -> None:

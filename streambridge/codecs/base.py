@@ -54,6 +54,7 @@ from .framing import (
     Frame,
     Framing,
     FramingDetector,
+    FramingError,
     NDJSONParser,
     SSEParser,
     make_parser,
@@ -504,10 +505,12 @@ class Decoder:
         # terminal needs the full way; that cannot change while the parser hands them over.
         hot = self._hot_decoder is not None and not (self._covering or self._held is not None or self._terminated)
         self._parser.on_plain = self._take_run if hot else None
-        for frame in self._parser.feed(data):
-            self._frame(frame, out)
+        frames = self._parser.feed(data)
         if self._parser.problems:
-            self._framing_problems(out)
+            self._in_order(frames, out)
+        else:
+            for frame in frames:
+                self._frame(frame, out)
         self._pieces.compact()
         return out
 
@@ -515,23 +518,23 @@ class Decoder:
         """End of input: the rest, ending with a terminal (appended to ``into`` as in :meth:`feed`)."""
         out: list[Event] = [] if into is None else into
         self._parser.on_plain = None  # what remains takes the full way, into this call's list
-        for frame in self._parser.close():
-            self._frame(frame, out)
-        self._framing_problems(out)
+        self._in_order(self._parser.close(), out)
         self._release(out)
         self._finish(out)
         if not self._terminated:
             if self.strict:
-                raise StreamError(
-                    self.codec,
-                    self._parser._index,
-                    self._parser._pos,
-                    "a terminal event before the end of input",
-                    kind="truncated",
-                )
+                self._no_terminal()
             log.warning("%s: input ended without a terminal event", self.codec)
             self._push(self._truncation_terminal(), out)
         return out
+
+    def _no_terminal(self) -> None:
+        """Strict mode at the end of input without a terminal: where the terminal was due."""
+        parser = self._parser  # after close, the real parser (a detector has handed over)
+        frames, end = parser._index, parser._pos  # type: ignore[union-attr]
+        after = f"after frame {frames}" if frames else "before any frame"
+        expected = f"a terminal event before the end of input; the input ended {after} without one"
+        raise StreamError(self.codec, frames + 1, end, expected, kind="truncated")
 
     @property
     def terminated(self) -> bool:
@@ -734,15 +737,25 @@ class Decoder:
         if self.strict:
             raise StreamError(self.codec, frame.index, frame.offset, expected, frame.data, kind)
         text = frame.data.decode("utf-8", "replace")
-        log.warning("%s: frame %d at byte %d: expected %s", self.codec, frame.index, frame.offset, expected)
+        where = {"codec": self.codec, "frame": frame.index, "offset": frame.offset, "expected": expected, "kind": kind}
+        log.warning("%(codec)s: frame %(frame)d at byte %(offset)d: expected %(expected)s", where)
         self._push(Malformed(raw=text, error=f"expected {expected}", frame=frame.index, offset=frame.offset), out)
 
-    def _framing_problems(self, out: list[Event]) -> None:
+    def _in_order(self, frames: list[Frame], out: list[Event]) -> None:
+        """Frames and the framing problems among them (frames the parser could not deliver),
+        in stream order: by frame number, however the input was chunked."""
         problems = self._parser.problems
+        for frame in frames:
+            while problems and problems[0].index < frame.index:
+                self._framing_problem(problems.pop(0), out)
+            self._frame(frame, out)
         while problems:
-            p = problems.pop(0)
-            frame = Frame(p.raw, index=p.index, offset=p.offset)
-            self._bad_frame(frame, str(p), out, p.kind)
+            self._framing_problem(problems.pop(0), out)
+
+    def _framing_problem(self, problem: FramingError, out: list[Event]) -> None:
+        self._release(out)  # no carrier amends a held run start: this frame is none
+        frame = Frame(problem.raw, index=problem.index, offset=problem.offset)
+        self._bad_frame(frame, str(problem), out, problem.kind)  # type: ignore[arg-type]
 
 
 class Encoder:

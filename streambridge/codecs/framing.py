@@ -33,6 +33,7 @@ Framing = Literal["sse", "ndjson"]
 DEFAULT_MAX_EVENT_SIZE = 16 * 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
 _SIGNIFICANT = re.compile(rb"[^ \t\n\r\x0b\x0c]")  # what bytes.strip() keeps
+_LINE_END = re.compile(rb"\r\n|\r|\n")
 _MIB = 1024 * 1024
 #: a codec's hot path: ``(blocks, skip, ids)`` → how many payloads (``block[skip:]``) it took;
 #: ``ids``, when given, holds each payload's own ``id: <ASCII digits>`` line
@@ -123,6 +124,7 @@ class SSEParser(_Parser):
         self._event_offset = 0
         self._has_fields = False
         self._discarding = False
+        self._in_line = False  # the bytes of a line of a skipped event were dropped up to here
         self._pos = 0  # stream offset of the start of self._buf
         self._index = 0
         self._pending: list[bytes] = []
@@ -147,7 +149,7 @@ class SSEParser(_Parser):
             return self._hold(chunk)
         data = self._take_pending(chunk)
         if b"\r" in data:
-            data = self._normalise_cr(data)
+            return self._feed_cr(data)
         if self._has_fields or self._discarding:
             return self._feed_lines(data)
         return self._feed_blocks(data)
@@ -159,12 +161,26 @@ class SSEParser(_Parser):
             self._pending.append(chunk)
             self._pending_size += len(chunk)
         if self._pending_size + len(self._buf) + self._event_size > self.max_event_size and not self._discarding:
-            self._oversize(self._pos)
-            self._pending, self._pending_size, self._buf = [], 0, b""
-        elif self._discarding:
-            self._pos += self._pending_size + len(self._buf)
-            self._pending, self._pending_size, self._buf = [], 0, b""
+            self._oversize()
+        if self._discarding:
+            self._drop()
         return []
+
+    def _drop(self) -> None:
+        """Skip the held bytes of an oversize event, keeping offsets (its end is still to come)."""
+        size = self._pending_size + len(self._buf)
+        if size:
+            last = self._pending[-1] if self._pending else self._buf
+            self._in_line = not last.endswith(b"\n")
+        self._pos += size
+        self._pending, self._pending_size, self._buf = [], 0, b""
+
+    def _event_start(self) -> int:
+        """The stream offset of the event being read: its first line, or (none read yet) the
+        first held byte that is no line end."""
+        if self._has_fields:
+            return self._event_offset
+        return self._pos + len(self._buf) - len(self._buf.lstrip(b"\n"))
 
     def _take_pending(self, chunk: bytes) -> bytes:
         if self._pending:
@@ -214,7 +230,7 @@ class SSEParser(_Parser):
         for block in blocks:
             if block.startswith(b"data: ") and b"\n" not in block and len(block) < limit:
                 index += 1
-                if not (plain is not None and not out and plain((block,), 6, None)):
+                if not (plain is not None and not out and not self.problems and plain((block,), 6, None)):
                     append(Frame(block[6:], "", last_id, False, index, pos))
             else:
                 self._index = index
@@ -282,43 +298,67 @@ class SSEParser(_Parser):
         out: list[Frame] = []
         pos = self._pos
         for line in lines:
-            self._line(line, pos, out)
+            if self._in_line:  # the end of a line whose start was dropped
+                self._in_line = False
+            else:
+                self._line(line, pos, out)
             pos += len(line) + 1
         self._pos = pos
-        if self._discarding:
-            self._pos += len(self._buf)
-            self._buf = b""
-        elif len(self._buf) + self._event_size > self.max_event_size:
-            self._oversize(self._pos)
-            self._buf = b""
+        self._check_rest()
         return out
 
+    def _feed_cr(self, data: bytes) -> list[Frame]:
+        """Lines ended by CR, LF or CRLF (rare: the line rules only), their offsets counted in
+        the bytes received; a CR at the end may be half of a CRLF split across chunks."""
+        if data.endswith(b"\r"):
+            self._skip_lf = True
+        out: list[Frame] = []
+        base, start = self._pos, 0
+        for end in _LINE_END.finditer(data):
+            if self._in_line:
+                self._in_line = False
+            else:
+                self._line(data[start : end.start()], base + start, out)
+            start = end.end()
+        self._pos = base + start
+        self._buf = data[start:]
+        self._check_rest()
+        return out
+
+    def _check_rest(self) -> None:
+        """The partial line after the last line end: over the limit, or part of a skipped event."""
+        if not self._discarding and len(self._buf) + self._event_size > self.max_event_size:
+            self._oversize()
+        if self._discarding:
+            self._drop()
+
     def close(self) -> list[Frame]:
-        """End of input: an unterminated event is reported in ``problems``, never dispatched."""
-        self._buf = self._take_pending(b"")
-        if self._buf.strip(b"\n") or self._has_fields:  # blank lines between events are no event
-            raw = b"\n".join([b"data: " + d for d in self._data])
-            if self._buf:
-                raw = raw + (b"\n" if raw else b"") + self._buf
-            self.problems.append(
-                FramingError(
-                    "the blank line that ends an SSE event; the stream ended inside the event",
-                    index=self._index + 1,
-                    offset=self._event_offset,
-                    raw=raw,
-                    kind="truncated",
-                )
-            )
+        """End of input: an unterminated event is reported in ``problems``, never dispatched.
+        Its lines go through the line rules first, so its offset is where it starts."""
+        rest = self._take_pending(b"")
         self._buf = b""
+        *lines, last = rest.split(b"\n")  # no event ends in it: no blank line after a field
+        pos = self._pos
+        for line in lines:
+            if not self._discarding:
+                self._line(line, pos, [])
+            pos += len(line) + 1
+        if last and not self._discarding:
+            raw = b"\n".join([b"data: " + d for d in self._data])
+            raw = raw + (b"\n" if raw else b"") + last
+            self._line(last, pos, [])
+        else:
+            raw = b"\n".join([b"data: " + d for d in self._data])
+        self._pos = pos + len(last)
+        if self._has_fields and not self._discarding:  # blank lines between events are no event
+            message = "the blank line that ends an SSE event; the stream ended inside the event"
+            self.problems.append(
+                FramingError(message, index=self._index + 1, offset=self._event_offset, raw=raw, kind="truncated")
+            )
         self._reset_event()
         return []
 
     # -- internals -----------------------------------------------------------------------
-
-    def _normalise_cr(self, data: bytes) -> bytes:
-        if data.endswith(b"\r"):
-            self._skip_lf = True  # a CRLF may be split across chunks
-        return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
 
     def _line(self, line: bytes, offset: int, out: list[Frame]) -> None:
         if not line:
@@ -331,7 +371,7 @@ class SSEParser(_Parser):
             self._event_offset = offset
         self._event_size += len(line) + 1
         if self._event_size > self.max_event_size:
-            self._oversize(offset)
+            self._oversize()
             return
         if line[0] == 58:  # b":" comment
             self.comments += 1
@@ -382,16 +422,12 @@ class SSEParser(_Parser):
         self._event_size = 0
         self._has_fields = False
 
-    def _oversize(self, offset: int) -> None:
+    def _oversize(self) -> None:
+        """Report the event being read as over the limit (its head kept) and skip to its end."""
         self._index += 1
-        self.problems.append(
-            FramingError(
-                oversize_message("an SSE event", self.max_event_size),
-                index=self._index,
-                offset=self._event_offset or offset,
-                raw=b"\n".join(self._data)[:200],
-            )
-        )
+        head = b"\n".join(self._data) if self._data else self._buf.lstrip(b"\n") + b"".join(self._pending[:1])
+        message = oversize_message("an SSE event", self.max_event_size)
+        self.problems.append(FramingError(message, index=self._index, offset=self._event_start(), raw=head[:200]))
         self._discarding = True
         self._data = []
 
@@ -440,6 +476,8 @@ class NDJSONParser(_Parser):
                 break
             if self._discarding:
                 self._discarding = False
+            elif end - start > self.max_event_size:
+                self._too_long(data[start : start + 200], self._pos + start)
             else:
                 self._line(data[start:end], self._pos + start, out, offer)
             start = end + 1
@@ -477,13 +515,15 @@ class NDJSONParser(_Parser):
     def _oversize(self) -> None:
         """Report the line being read as over the limit (once) and skip to its end."""
         if not self._discarding:
-            self._index += 1
-            head = (self._buf + b"".join(self._pending[:1]))[:200]
-            message = oversize_message("an NDJSON line", self.max_event_size)
-            self.problems.append(FramingError(message, index=self._index, offset=self._pos, raw=head))
+            self._too_long((self._buf + b"".join(self._pending[:1]))[:200], self._pos)
             self._discarding = True
         self._pos += self._pending_size + len(self._buf)
         self._pending, self._pending_size, self._buf = [], 0, b""
+
+    def _too_long(self, head: bytes, offset: int) -> None:
+        self._index += 1
+        message = oversize_message("an NDJSON line", self.max_event_size)
+        self.problems.append(FramingError(message, index=self._index, offset=offset, raw=head))
 
     def close(self) -> list[Frame]:
         out: list[Frame] = []
@@ -492,6 +532,7 @@ class NDJSONParser(_Parser):
             self._pending, self._pending_size = [], 0
         if self._buf and not self._discarding:
             self._line(self._buf, self._pos, out)
+        self._pos += len(self._buf)
         self._buf = b""
         return out
 
@@ -502,7 +543,7 @@ class NDJSONParser(_Parser):
             return
         self._index += 1
         plain = self.on_plain
-        if offer and plain is not None and not out and plain((line,), 0, None):
+        if offer and plain is not None and not out and not self.problems and plain((line,), 0, None):
             return
         out.append(Frame(line, "", "", False, self._index, offset))
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from streambridge.cli.transcripts import FrameCutter
 from streambridge.codecs import StreamError, get
 from streambridge.codecs.framing import SSEParser
 from streambridge.events import Malformed
@@ -209,3 +210,93 @@ def test_the_cli_says_expected_once(tmp_path: Path) -> None:
     found = validate_findings(path, "nest")
     assert found[0]["message"].startswith("expected one JSON object") and found[0]["message"].count("expected") == 1
 
+
+
+# -- 3. one size limit -------------------------------------------------------------------------
+
+MIB16 = 16 * 1024 * 1024
+HUGE = b"x" * (MIB16 + 10)
+HUGE_SSE = b'data: {"kind":"text","text":"' + HUGE + b'"}\n\n'
+HUGE_NDJSON = b'{"type":"text","data":"' + HUGE + b'"}\n'
+
+
+@pytest.fixture(scope="module")
+def huge(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Transcripts with a frame over the real limit (16 MiB), written once."""
+    root = tmp_path_factory.mktemp("huge")
+    files = {
+        "nest": (root / "run.sse", META + STEP + HUGE_SSE + TEXT + DONE),
+        "oma": (root / "run.ndjson", OMA_TEXT + HUGE_NDJSON + OMA_TEXT + OMA_DONE),
+        "first": (root / "first.sse", HUGE_SSE + b"data: {}\n\n"),
+        "then-meta": (root / "then-meta.sse", HUGE_SSE + META + DONE),
+    }
+    for path, data in files.values():
+        path.write_bytes(data)
+    return {name: path for name, (path, _) in files.items()}
+
+
+HUGE_AT = {"nest": (3, len(META + STEP)), "oma": (2, len(OMA_TEXT))}
+
+
+@pytest.mark.parametrize("codec", sorted(HUGE_AT))
+def test_validate_reports_an_oversize_frame(huge: dict[str, Path], codec: str) -> None:
+    found = validate_findings(huge[codec], codec)
+    assert [(f["rule"], f["frame"], f["offset"]) for f in found] == [("SB003", *HUGE_AT[codec])]
+    assert "(16 MiB)" in found[0]["message"]
+
+
+@pytest.mark.parametrize("codec", sorted(HUGE_AT))
+def test_convert_forwards_the_head_of_an_oversize_frame_warns_and_exits_1(huge: dict[str, Path], codec: str, tmp_path: Path) -> None:
+    out = tmp_path / "out.ndjson"
+    result = invoke("convert", huge[codec], "--to", "oma", "-o", out)
+    assert result.exit_code == 1, result.stderr
+    frame, offset = HUGE_AT[codec]
+    assert f"{codec}: frame {frame} at byte {offset}: expected " in result.stderr and "(16 MiB)" in result.stderr
+    parts = [json.loads(line) for line in out.read_bytes().splitlines()]
+    cut = [p["data"]["event"] for p in parts if p["type"] == "data-malformed"]
+    assert [(e["frame"], e["offset"]) for e in cut] == [(frame, offset)] and 0 < len(cut[0]["raw"]) <= 200
+    assert parts[-1]["type"] == "done"
+
+
+def test_each_oversize_frame_gets_its_warning_line(tmp_path: Path) -> None:
+    path = tmp_path / "run.ndjson"
+    path.write_bytes(b"{oops\n" + HUGE_NDJSON + OMA_DONE)
+    result = invoke("convert", path, "--from", "oma", "--to", "nest")
+    assert result.exit_code == 1
+    assert "oma: frame 1 at byte 0: expected one JSON" in result.stderr
+    assert "oma: frame 2 at byte 6: expected an NDJSON line within the size limit (16 MiB)" in result.stderr
+
+
+def test_convert_exits_0_for_a_bad_frame_it_forwards_whole(tmp_path: Path) -> None:
+    path = tmp_path / "run.sse"
+    path.write_bytes(META + b"data: {oops\n\n" + DONE)
+    assert invoke("convert", path, "--to", "oma").exit_code == 0
+
+
+def test_sniffing_says_the_first_frame_is_over_the_limit(huge: dict[str, Path]) -> None:
+    user_error(invoke("convert", huge["first"], "--to", "oma"), "cannot tell the protocol", "first frame is larger than the limit (16 MiB)")
+    found = validate_findings(huge["first"], "nest")
+    assert [(f["rule"], f["frame"], f["offset"]) for f in found][:1] == [("SB003", 1, 0)]
+
+
+def test_frames_after_an_oversize_first_frame_can_tell_the_protocol(huge: dict[str, Path]) -> None:
+    result = invoke("convert", huge["then-meta"], "--to", "oma")
+    assert result.exit_code == 1 and "detected nest (sse)" in result.stderr
+    assert "nest: frame 1 at byte 0: expected an SSE event within the size limit (16 MiB)" in result.stderr
+
+
+def test_a_long_first_frame_under_the_limit_is_sniffed(tmp_path: Path) -> None:
+    path = tmp_path / "long.sse"
+    path.write_bytes(b'data: {"kind":"text","text":"' + b"y" * (2 * 1024 * 1024) + b'"}\n\n' + META + DONE)
+    result = invoke("convert", path, "--to", "oma")
+    assert "detected nest (sse)" in result.stderr
+
+
+def test_validate_cuts_an_oversize_frame_into_pieces_as_it_arrives() -> None:
+    data = META + b"data: " + b"z" * 1000 + b"\nid: 5\n\n" + TEXT
+    for framing, body in (("sse", data), ("ndjson", OMA_TEXT + b"z" * 1000 + b"\n" + OMA_TEXT)):
+        cutter = FrameCutter(framing, max_event_size=LIMIT)
+        pieces = [p for i in range(0, len(body), 10) for p in cutter.feed(body[i : i + 10])] + cutter.close()
+        assert b"".join(p.raw for p in pieces) == body
+        assert max(len(p.raw) for p in pieces) <= 2 * LIMIT + 10  # never the whole frame
+        assert [(q.index, q.kind) for p in pieces for q in p.problems] == [(2, "oversize")]

@@ -7,6 +7,7 @@ so memory does not grow with the file. A directory converts every transcript in 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, BinaryIO
@@ -18,6 +19,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from ..codecs import Codec, StreamError
 from ..translate import Translator
 from .common import (
+    EXIT_FINDINGS,
     FRAMING_SUFFIX,
     UserError,
     VerboseOption,
@@ -26,10 +28,12 @@ from .common import (
     complete_framing,
     complete_protocol,
     note,
+    one_line,
     open_output,
     print_error,
     resolve_protocol,
     set_verbose,
+    state,
     stderr_is_terminal,
     stream_error,
     warn_summary,
@@ -68,7 +72,8 @@ def pump(source: Source, translator: Translator, out: BinaryIO, live: bool) -> N
 
 def convert_one(
     source: Source, output: str | Path | None, target: Codec, from_: str | None, framing: str, strict: bool
-) -> None:
+) -> int:
+    """Convert one input; how many frames were over the size limit (forwarded cut short)."""
     detected = detect(source, from_)
     translator = Translator(
         detected.codec.name, target.name, source_framing=detected.framing, target_framing=framing, strict=strict  # type: ignore[arg-type]
@@ -81,6 +86,17 @@ def convert_one(
         except StreamError as exc:
             raise stream_error(source.name, exc, source.body_offset) from None
     warn_summary(source.name, warnings)
+    return oversize_frames(source.name, warnings)
+
+
+def oversize_frames(name: str, records: list[logging.LogRecord]) -> int:
+    """Frames over the size limit cannot be forwarded whole (their head goes on as a data part):
+    each gets its own warning line, whatever the summary showed."""
+    cut = [r for r in records if isinstance(r.args, dict) and r.args.get("kind") == "oversize"]
+    for record in cut:
+        if not state.verbose and record is not records[0]:  # else already on stderr
+            note(f"{name}: warning: {one_line(record.getMessage())}")
+    return len(cut)
 
 
 def convert_directory(
@@ -101,17 +117,19 @@ def convert_directory(
         if dest in seen:
             raise UserError(f"{seen[dest]} and {src} would both be written to {dest}")
         seen[dest] = src
-    failed = 0
+    failed = cut = 0
     for src, dest in plan.items():
         try:
             with open_source(src) as source:
-                convert_one(source, dest, target, from_, framing, strict)
+                cut += convert_one(source, dest, target, from_, framing, strict)
         except (UserError, OSError) as exc:
             failed += 1
             print_error(exc.message if isinstance(exc, UserError) else _os_message(exc, src))
     note(f"converted {len(plan) - failed} of {len(plan)} transcripts into {out_dir}")
     if failed:
         raise typer.Exit(2)
+    if cut:
+        raise typer.Exit(EXIT_FINDINGS)
 
 
 def _os_message(exc: OSError, path: Path) -> str:
@@ -146,4 +164,6 @@ def convert_command(
         stem = "stdin" if input == "-" else path.stem
         output = str(Path(output) / (stem + FRAMING_SUFFIX[out_framing]))
     with open_source(input) as source:
-        convert_one(source, output, target, from_, out_framing, strict)
+        cut = convert_one(source, output, target, from_, out_framing, strict)
+    if cut:
+        raise typer.Exit(EXIT_FINDINGS)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from streambridge import translate
 from streambridge.cli.transcripts import FrameCutter
 from streambridge.codecs import StreamError, get
 from streambridge.codecs.framing import SSEParser
@@ -300,3 +301,86 @@ def test_validate_cuts_an_oversize_frame_into_pieces_as_it_arrives() -> None:
         assert b"".join(p.raw for p in pieces) == body
         assert max(len(p.raw) for p in pieces) <= 2 * LIMIT + 10  # never the whole frame
         assert [(q.index, q.kind) for p in pieces for q in p.problems] == [(2, "oversize")]
+
+
+# -- 4. a bad first frame comes after the run start -------------------------------------------
+
+RUN_LIMIT = 160
+RUNS = {  # (run start, content, terminal) of each source, its run id R1
+    "agentkit": (
+        b'data: {"type":"turn_start","turnId":"R1","messageId":"M1"}\n\n',
+        b'data: {"type":"text_delta","messageId":"M1","text":"hi"}\n\n',
+        b'data: {"type":"turn_end","turnId":"R1","messageId":"M1","result":{"status":"succeeded","text":"hi","provider":"p"}}\n\n',
+    ),
+    "nest": (b'event: meta\ndata: {"runId":"R1","threadId":"th"}\n\n', STEP + TEXT, DONE),
+    "oma": (b'{"type":"data-run-start","data":{"event":{"type":"run-start","runId":"R1"}}}\n', OMA_TEXT, OMA_DONE),
+}
+BAD_FRAMES = {
+    ("malformed", "sse"): b"data: {bad\n\n",
+    ("malformed", "ndjson"): b"{bad\n",
+    ("oversize", "sse"): b'data: {"kind":"text","text":"' + b"x" * 300 + b'"}\n\n',
+    ("oversize", "ndjson"): b'{"type":"text","data":"' + b"x" * 300 + b'"}\n',
+}
+TERMINALS = {"agentkit": {"turn_end"}, "nest": {"done", "error"}, "oma": {"done", "error"}}
+
+
+def wire_frames(target: str, data: bytes) -> list[tuple[str, dict]]:
+    """A target's output as (SSE event name, JSON payload) pairs."""
+    if target == "oma":
+        return [("", json.loads(line)) for line in data.splitlines()]
+    out = []
+    for block in data.split(b"\n\n"):
+        fields = dict(line.split(b": ", 1) for line in block.splitlines() if b": " in line)
+        if b"data" in fields:
+            out.append((fields.get(b"event", b"").decode(), json.loads(fields[b"data"])))
+    return out
+
+
+def run_id_of_start(target: str, name: str, payload: dict) -> str | None:
+    """The run id a target's run start says (oma carries it), None if the frame is no run start."""
+    if target == "agentkit":
+        return payload["turnId"] if payload["type"] == "turn_start" else None
+    if target == "nest":
+        return payload["runId"] if name == "meta" else None
+    return payload["data"]["event"]["runId"] if payload["type"] == "data-run-start" else None
+
+
+def tag(target: str, name: str, payload: dict) -> str:
+    return name or payload.get("kind" if target == "nest" else "type", "")
+
+
+def carried(target: str, payload: dict) -> dict:
+    return payload["data"]["event"] if target == "oma" else payload["event"]
+
+
+def translated_frames(source: str, target: str, data: bytes, size: int) -> list[tuple[str, dict]]:
+    chunks = [data[i : i + size] for i in range(0, len(data), size)]
+    return wire_frames(target, b"".join(translate(chunks, source, target, max_event_size=RUN_LIMIT)))
+
+
+@pytest.mark.parametrize("target", sorted(RUNS))
+@pytest.mark.parametrize("source", sorted(RUNS))
+@pytest.mark.parametrize("bad", ["malformed", "oversize"])
+def test_a_bad_frame_before_the_run_start_follows_it(source: str, target: str, bad: str) -> None:
+    start, content, end = RUNS[source]
+    frame = BAD_FRAMES[bad, "ndjson" if source == "oma" else "sse"]
+    for stream, number in ((frame + start + content + end, 1), (start + frame + content + end, 2)):
+        for size in (len(stream), 5):
+            out = translated_frames(source, target, stream, size)
+            assert run_id_of_start(target, *out[0]) == "R1", (stream, size, out[0])
+            parts = [carried(target, p) for n, p in out if tag(target, n, p) == "data-malformed"]
+            assert [(p["type"], p["frame"]) for p in parts] == [("malformed", number)]
+            assert [tag(target, *f) in TERMINALS[target] for f in out].count(True) == 1
+            assert tag(target, *out[-1]) in TERMINALS[target]
+
+
+@pytest.mark.parametrize("source", sorted(RUNS))
+def test_a_bad_frame_of_a_run_without_a_start_still_gets_through(source: str) -> None:
+    _, content, end = RUNS[source]
+    frame = BAD_FRAMES["malformed", "ndjson" if source == "oma" else "sse"]
+    for stream in (frame, frame + content, frame + content + end):
+        for size in (len(stream), 3):
+            out = translated_frames(source, "agentkit", stream, size)
+            names = [tag("agentkit", *f) for f in out]
+            assert names[0] == "turn_start" and names.count("data-malformed") == 1 and names.count("turn_end") == 1
+            assert names.index("data-malformed") == 1  # right after the invented start, before the content

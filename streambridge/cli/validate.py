@@ -175,10 +175,10 @@ class Validator:
         terminated = self.decoder.terminated
         tail = self.decoder.close()
         self._frame = (None, None)
-        if not terminated:
-            self.add("SB010", f"the stream ends without {_TERMINAL[self.name]}")
         for event in tail:
             self._event(event)
+        if not terminated:
+            self.add("SB010", f"the stream ends without {_TERMINAL[self.name]}")
 
     # -- framing facts -------------------------------------------------------------------
 

@@ -484,6 +484,8 @@ class Decoder:
         self._text: list[str] = []
         self._after_terminal = 0
         self._held: Event | None = None
+        self._begun = False  # an event went out (a bad frame before any waits in _early)
+        self._early: list[Event] = []
         self._from_carrier = False
         self._out: list[Event] = []
         self._out_deltas: Callable[[list[str], bool, Sequence[bytes] | None], None] = lambda *run: None
@@ -501,9 +503,12 @@ class Decoder:
         out: list[Event] = [] if into is None else into
         self._out = out
         self._out_deltas = getattr(out, "deltas", None) or functools.partial(_append_deltas, out)
-        # Plain frames go straight to the codec's hot path while no carrier, held run start or
-        # terminal needs the full way; that cannot change while the parser hands them over.
-        hot = self._hot_decoder is not None and not (self._covering or self._held is not None or self._terminated)
+        # Plain frames go straight to the codec's hot path while no carrier, held run start, bad
+        # first frame or terminal needs the full way; that cannot change while the parser hands
+        # them over.
+        hot = self._hot_decoder is not None and not (
+            self._covering or self._held is not None or self._early or self._terminated
+        )
         self._parser.on_plain = self._take_run if hot else None
         frames = self._parser.feed(data)
         if self._parser.problems:
@@ -612,6 +617,8 @@ class Decoder:
             owner = self._text_owner
         if run:
             self._take_deltas(run, run_type is reasoning_type, seqs, run_from)
+        if taken:
+            self._begun = True
         return taken
 
     def _accept(self, event: Event) -> None:
@@ -672,6 +679,9 @@ class Decoder:
             log.warning("%s: %s event after the terminal event ignored", self.codec, type(event).__name__)
             return
         kind = type(event)
+        self._begun = True
+        if self._early and kind is not RunStart:
+            self._flush_early(out)
         if kind is TextDelta:
             if event.message_id is UNSET:
                 self._text.append(event.text)  # type: ignore[attr-defined]
@@ -687,6 +697,13 @@ class Decoder:
             if event.text is UNSET and event.message_id is UNSET:  # type: ignore[attr-defined]
                 event.text = self._pieces.text()  # type: ignore[attr-defined]
         out.append(event)
+        if self._early:  # bad frames that came before the run start follow it
+            self._flush_early(out)
+
+    def _flush_early(self, out: list[Event]) -> None:
+        early, self._early = self._early, []
+        for bad in early:
+            out.append(bad)
 
     # -- internals ----------------------------------------------------------------------
 
@@ -739,7 +756,11 @@ class Decoder:
         text = frame.data.decode("utf-8", "replace")
         where = {"codec": self.codec, "frame": frame.index, "offset": frame.offset, "expected": expected, "kind": kind}
         log.warning("%(codec)s: frame %(frame)d at byte %(offset)d: expected %(expected)s", where)
-        self._push(Malformed(raw=text, error=f"expected {expected}", frame=frame.index, offset=frame.offset), out)
+        bad = Malformed(raw=text, error=f"expected {expected}", frame=frame.index, offset=frame.offset)
+        if self._begun:
+            self._push(bad, out)
+        else:  # before anything else: it waits for the next event, so a run start comes first
+            self._early.append(bad)
 
     def _in_order(self, frames: list[Frame], out: list[Event]) -> None:
         """Frames and the framing problems among them (frames the parser could not deliver),

@@ -384,3 +384,36 @@ def test_a_bad_frame_of_a_run_without_a_start_still_gets_through(source: str) ->
             names = [tag("agentkit", *f) for f in out]
             assert names[0] == "turn_start" and names.count("data-malformed") == 1 and names.count("turn_end") == 1
             assert names.index("data-malformed") == 1  # right after the invented start, before the content
+
+
+# -- 5. each protocol in its own words ---------------------------------------------------------
+
+OWN_WORDS = {  # a frame that names no kind, one of an unknown kind, and the terminal, in each protocol
+    "agentkit": (b'data: {"messageId":"M1","text":"x"}\n\n', b'data: {"type":"sparkle","messageId":"M1"}\n\n', "type", "turn_end"),
+    "nest": (b'data: {"text":"x"}\n\n', b'data: {"kind":"sparkle"}\n\n', "kind", "event: done or event: error"),
+    "oma": (b'{"data":"x"}\n', b'{"type":"sparkle","data":1}\n', "type", "done or error"),
+}
+
+
+@pytest.mark.parametrize("codec", sorted(OWN_WORDS))
+def test_validate_names_each_protocols_own_fields(codec: str, tmp_path: Path) -> None:
+    nameless, unknown, field, terminal = OWN_WORDS[codec]
+    path = tmp_path / "run"
+    path.write_bytes(RUNS[codec][0] + nameless + unknown)
+    found = [(f["rule"], f["message"]) for f in validate_findings(path, codec) if f["rule"] in ("SB006", "SB010")]
+    assert found == [
+        ("SB006", f"a frame without a {field}"),
+        ("SB006", f"unknown {field} 'sparkle'"),
+        ("SB010", f"the stream ends without {terminal}"),
+    ]
+    with pytest.raises(StreamError) as caught:
+        decoded(codec, [RUNS[codec][1]], strict=True)
+    assert f"expected a terminal event before the end of input ({terminal}); the input ended" in str(caught.value)
+
+
+def test_run_start_words_are_the_protocols() -> None:
+    assert "a second turn_start" in json.dumps(
+        json.loads(invoke("validate", "-", "--protocol", "agentkit", "--json", input=RUNS["agentkit"][0] * 2).stdout)
+    )
+    found = json.loads(invoke("validate", "-", "--protocol", "agentkit", "--json", input=RUNS["agentkit"][1]).stdout)
+    assert "the stream does not open with turn_start" in [f["message"] for f in found["findings"]]

@@ -462,6 +462,11 @@ class Decoder:
 
     codec: ClassVar[str] = ""
     default_framing: ClassVar[Framing] = "sse"
+    #: the protocol's own words, for messages: the member that names a frame's kind, the run
+    #: start and the terminal ("" where the protocol has no word of its own)
+    tag_field: ClassVar[str] = "type"
+    start_words: ClassVar[str] = ""
+    terminal_words: ClassVar[str] = ""
 
     def __init__(
         self,
@@ -538,7 +543,8 @@ class Decoder:
         parser = self._parser  # after close, the real parser (a detector has handed over)
         frames, end = parser._index, parser._pos  # type: ignore[union-attr]
         after = f"after frame {frames}" if frames else "before any frame"
-        expected = f"a terminal event before the end of input; the input ended {after} without one"
+        words = f" ({self.terminal_words})" if self.terminal_words else ""
+        expected = f"a terminal event before the end of input{words}; the input ended {after} without one"
         raise StreamError(self.codec, frames + 1, end, expected, kind="truncated")
 
     @property

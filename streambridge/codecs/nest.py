@@ -273,6 +273,9 @@ class NestDecoder(Decoder):
     what its carrier says."""
 
     codec = "nest"
+    tag_field = "kind"
+    start_words = "event: meta"
+    terminal_words = "event: done or event: error"
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]

@@ -63,12 +63,12 @@ CASES = cases()
 
 
 def variants(case: Case) -> Iterator[tuple[str, Case]]:
-    """The case as it is, after a BOM, and with CRLF line ends (offsets count every byte)."""
+    """The case as it is, after a BOM, and with CRLF or CR line ends (offsets count every byte)."""
     yield "plain", case
     yield "bom", Case(case.codec, BOM + case.data, case.marker, case.frame, case.kind)
     if not case.data.startswith(b"{"):  # SSE: CR and CRLF end lines too
-        crlf = case.data.replace(b"\n", b"\r\n")
-        yield "crlf", Case(case.codec, crlf, case.marker.replace(b"\n", b"\r\n"), case.frame, case.kind)
+        for name, end in (("crlf", b"\r\n"), ("cr", b"\r")):
+            yield name, Case(case.codec, case.data.replace(b"\n", end), case.marker.replace(b"\n", end), case.frame, case.kind)
 
 
 def chunkings(data: bytes) -> dict[str, list[bytes]]:
@@ -112,11 +112,12 @@ def test_frames_after_an_oversize_one_keep_their_offsets() -> None:
 
 
 def test_a_missing_terminal_is_due_at_the_end_of_input() -> None:
-    data = META + STEP + TEXT
-    for how, chunks in chunkings(data).items():
-        with pytest.raises(StreamError) as caught:
-            decoded("nest", chunks, strict=True)
-        assert (caught.value.frame, caught.value.offset, caught.value.kind) == (4, len(data), "truncated"), how
+    for codec, data in (("nest", META + STEP + TEXT), ("nest", (META + STEP + TEXT).replace(b"\n", b"\r\n")), ("oma", OMA_TEXT * 3)):
+        for how, chunks in chunkings(BOM + data).items():
+            with pytest.raises(StreamError) as caught:
+                decoded(codec, chunks, strict=True)
+            error = caught.value
+            assert (error.frame, error.offset, error.kind) == (4, len(BOM + data), "truncated"), how
 
 
 def test_an_oversize_event_is_skipped_to_its_blank_line_wherever_the_chunks_end() -> None:
@@ -142,13 +143,14 @@ def validate_findings(path: Path, codec: str) -> list[dict]:
 
 RULE = {"truncated": "SB002", "malformed": "SB001"}
 CLI_CASES = ("sse-unterminated", "sse-unterminated-after-blanks", "ndjson-cut-off", "sse-malformed-middle", "ndjson-malformed-middle")
+CLI_VARIANTS = [(name, variant) for name in CLI_CASES for variant, _ in variants(CASES[name])]
 
 
-@pytest.mark.parametrize("name", CLI_CASES)
+@pytest.mark.parametrize(("name", "variant"), CLI_VARIANTS)
 @pytest.mark.parametrize("header", [b"", b"HTTP 200\ncontent-type: text/plain\n\n"], ids=["body", "capture"])
-def test_validate_and_convert_name_the_same_byte(tmp_path: Path, name: str, header: bytes) -> None:
+def test_validate_and_convert_name_the_same_byte(tmp_path: Path, name: str, variant: str, header: bytes) -> None:
     """Offsets in the CLI count from the start of the file (a capture's header block included)."""
-    case = CASES[name]
+    case = dict(variants(CASES[name]))[variant]
     path = transcript(tmp_path, case, header)
     at = len(header) + case.offset
     found = [f for f in validate_findings(path, case.codec) if f["rule"] == RULE[case.kind]]

@@ -541,7 +541,7 @@ class Decoder:
     def _no_terminal(self) -> None:
         """Strict mode at the end of input without a terminal: where the terminal was due."""
         parser = self._parser  # after close, the real parser (a detector has handed over)
-        frames, end = parser._index, parser._pos  # type: ignore[union-attr]
+        frames, end = parser._index, parser.consumed  # type: ignore[union-attr]
         after = f"after frame {frames}" if frames else "before any frame"
         words = f" ({self.terminal_words})" if self.terminal_words else ""
         expected = f"a terminal event before the end of input{words}; the input ended {after} without one"

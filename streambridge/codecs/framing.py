@@ -11,7 +11,11 @@ silently discarding it.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
+from itertools import accumulate
+from itertools import count as counting
+from operator import add
 from typing import Literal
 
 from msgspec import Struct
@@ -33,7 +37,6 @@ Framing = Literal["sse", "ndjson"]
 DEFAULT_MAX_EVENT_SIZE = 16 * 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
 _SIGNIFICANT = re.compile(rb"[^ \t\n\r\x0b\x0c]")  # what bytes.strip() keeps
-_LINE_END = re.compile(rb"\r\n|\r|\n")
 _MIB = 1024 * 1024
 #: a codec's hot path: ``(blocks, skip, ids)`` → how many payloads (``block[skip:]``) it took;
 #: ``ids``, when given, holds each payload's own ``id: <ASCII digits>`` line
@@ -125,10 +128,16 @@ class SSEParser(_Parser):
         self._has_fields = False
         self._discarding = False
         self._in_line = False  # the bytes of a line of a skipped event were dropped up to here
-        self._pos = 0  # stream offset of the start of self._buf
+        self._pos = 0  # stream offset of the start of self._buf, CRLF counted as one byte
         self._index = 0
         self._pending: list[bytes] = []
         self._pending_size = 0
+        # the bytes CRLF line ends lost to LF: those before the event being read (a count), the
+        # offsets (as parsed) of the line ends that lost one since, and chunks not yet looked at
+        # (their parsed offset and received bytes): offsets are worked out only when asked for
+        self._lost = 0
+        self._lost_at: list[int] = []
+        self._crlf: list[tuple[int, bytes]] = []
         #: optional hot-path consumer of one-line ``data:`` events (alone or after their own
         #: ``id:`` line): ``on_plain(blocks, skip, ids)`` takes payloads (each ``block[skip:]``)
         #: from the front, in order, and returns how many it took; the rest become frames.
@@ -136,23 +145,67 @@ class SSEParser(_Parser):
         self.on_plain: PlainConsumer | None = None
 
     def feed(self, chunk: bytes) -> list[Frame]:
+        reported = len(self.problems)
+        frames = self._feed(chunk)
+        if self._lost or self._lost_at or self._crlf:
+            self._received_offsets(frames, reported)
+        return frames
+
+    def _feed(self, chunk: bytes) -> list[Frame]:
         if not self._started:
             chunk = self._strip_bom(chunk)
             if not self._started:
                 return []
         if self._skip_lf and chunk:
             self._skip_lf = False
-            if chunk[:1] == b"\n":
+            if chunk[:1] == b"\n":  # the LF of a CRLF split across chunks
                 chunk = chunk[1:]
-                self._pos += 1
+                self._spell_out()
+                self._lost_at.append(self._pos + len(self._buf) - 1)
         if b"\n" not in chunk and b"\r" not in chunk:
             return self._hold(chunk)
         data = self._take_pending(chunk)
         if b"\r" in data:
-            return self._feed_cr(data)
+            data = self._normalise_cr(data)
         if self._has_fields or self._discarding:
             return self._feed_lines(data)
         return self._feed_blocks(data)
+
+    def _received_offsets(self, frames: list[Frame], reported: int) -> None:
+        """Offsets as received: each CRLF before a frame counts two bytes, not one. What no
+        later frame can start before is folded into a count, so little is kept."""
+        if not (frames or len(self.problems) > reported or self._has_fields or b"\n" in self._buf):
+            lost = len(self._lost_at)  # every line end read is behind: only their number matters
+            for _, raw in self._crlf:
+                lost += raw.count(b"\r\n")
+            self._lost += lost
+            self._lost_at, self._crlf = [], []
+            return
+        self._spell_out()
+        for item in (*frames, *self.problems[reported:]):
+            item.offset = self.received(item.offset)
+        keep = self._event_offset if self._has_fields else self._pos
+        folded = bisect_left(self._lost_at, keep)
+        self._lost += folded
+        del self._lost_at[:folded]
+
+    def _spell_out(self) -> None:
+        """Where each CRLF of the chunks not looked at yet lost its byte: the k-th becomes the
+        LF after the parts up to it and the k LFs between them."""
+        for start, raw in self._crlf:
+            parts = raw.split(b"\r\n")
+            self._lost_at.extend(map(add, accumulate(map(len, parts[:-1])), counting(start)))
+        self._crlf = []
+
+    def received(self, offset: int) -> int:
+        """The stream offset of a parsed offset (of the event being read, or later)."""
+        self._spell_out()
+        return offset + self._lost + bisect_left(self._lost_at, offset)
+
+    @property
+    def consumed(self) -> int:
+        """Bytes of the stream read so far (at the end, its length)."""
+        return self.received(self._pos + len(self._buf) + self._pending_size)
 
     def _hold(self, chunk: bytes) -> list[Frame]:
         """A chunk with no line end completes nothing: keep it without copying the buffer
@@ -307,24 +360,6 @@ class SSEParser(_Parser):
         self._check_rest()
         return out
 
-    def _feed_cr(self, data: bytes) -> list[Frame]:
-        """Lines ended by CR, LF or CRLF (rare: the line rules only), their offsets counted in
-        the bytes received; a CR at the end may be half of a CRLF split across chunks."""
-        if data.endswith(b"\r"):
-            self._skip_lf = True
-        out: list[Frame] = []
-        base, start = self._pos, 0
-        for end in _LINE_END.finditer(data):
-            if self._in_line:
-                self._in_line = False
-            else:
-                self._line(data[start : end.start()], base + start, out)
-            start = end.end()
-        self._pos = base + start
-        self._buf = data[start:]
-        self._check_rest()
-        return out
-
     def _check_rest(self) -> None:
         """The partial line after the last line end: over the limit, or part of a skipped event."""
         if not self._discarding and len(self._buf) + self._event_size > self.max_event_size:
@@ -335,6 +370,13 @@ class SSEParser(_Parser):
     def close(self) -> list[Frame]:
         """End of input: an unterminated event is reported in ``problems``, never dispatched.
         Its lines go through the line rules first, so its offset is where it starts."""
+        reported = len(self.problems)
+        self._close()
+        if self._lost or self._lost_at or self._crlf:
+            self._received_offsets([], reported)
+        return []
+
+    def _close(self) -> None:
         rest = self._take_pending(b"")
         self._buf = b""
         *lines, last = rest.split(b"\n")  # no event ends in it: no blank line after a field
@@ -356,9 +398,17 @@ class SSEParser(_Parser):
                 FramingError(message, index=self._index + 1, offset=self._event_offset, raw=raw, kind="truncated")
             )
         self._reset_event()
-        return []
 
     # -- internals -----------------------------------------------------------------------
+
+    def _normalise_cr(self, data: bytes) -> bytes:
+        """LF line ends only (the fast rules need them); where each CRLF lost a byte is kept."""
+        if data.endswith(b"\r"):
+            self._skip_lf = True  # a CRLF may be split across chunks
+        if b"\r\n" in data:
+            self._crlf.append((self._pos, data))  # where its CRLFs lost a byte: worked out if asked
+            data = data.replace(b"\r\n", b"\n")
+        return data.replace(b"\r", b"\n")
 
     def _line(self, line: bytes, offset: int, out: list[Frame]) -> None:
         if not line:
@@ -519,6 +569,11 @@ class NDJSONParser(_Parser):
             self._discarding = True
         self._pos += self._pending_size + len(self._buf)
         self._pending, self._pending_size, self._buf = [], 0, b""
+
+    @property
+    def consumed(self) -> int:
+        """Bytes of the stream read so far (at the end, its length)."""
+        return self._pos + len(self._buf) + self._pending_size
 
     def _too_long(self, head: bytes, offset: int) -> None:
         self._index += 1

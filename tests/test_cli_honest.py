@@ -305,6 +305,16 @@ def test_validate_cuts_an_oversize_frame_into_pieces_as_it_arrives() -> None:
         assert [(q.index, q.kind) for p in pieces for q in p.problems] == [(2, "oversize")]
 
 
+def test_a_directory_with_a_cut_frame_converts_every_file_and_exits_1(huge: dict[str, Path], tmp_path: Path) -> None:
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "big.sse").write_bytes(huge["nest"].read_bytes())
+    (inputs / "small.sse").write_bytes(META + TEXT + DONE)
+    result = invoke("convert", inputs, "--to", "oma", "-o", tmp_path / "out")
+    assert result.exit_code == 1, result.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["big.ndjson", "small.ndjson"]
+    assert "big.sse: warning: nest: frame 3 at byte" in result.stderr
+
 # -- 4. a bad first frame comes after the run start -------------------------------------------
 
 RUN_LIMIT = 160
@@ -419,3 +429,4 @@ def test_run_start_words_are_the_protocols() -> None:
     )
     found = json.loads(invoke("validate", "-", "--protocol", "agentkit", "--json", input=RUNS["agentkit"][1]).stdout)
     assert "the stream does not open with turn_start" in [f["message"] for f in found["findings"]]
+

@@ -14,7 +14,7 @@ from streambridge import translate
 from streambridge.cli.transcripts import FrameCutter
 from streambridge.codecs import StreamError, get
 from streambridge.codecs.framing import SSEParser
-from streambridge.events import Malformed
+from streambridge.events import Event, Malformed
 
 from .cli_support import invoke, user_error
 
@@ -79,9 +79,9 @@ def chunkings(data: bytes) -> dict[str, list[bytes]]:
     }
 
 
-def decoded(codec: str, chunks: list[bytes], strict: bool = False) -> list:
+def decoded(codec: str, chunks: list[bytes], strict: bool = False) -> list[Event]:
     decoder = get(codec).decoder(strict=strict, max_event_size=LIMIT)
-    events = []
+    events: list[Event] = []
     for chunk in chunks:
         events += decoder.feed(chunk)
     return events + decoder.close()

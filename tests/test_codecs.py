@@ -344,7 +344,7 @@ def test_truncated_input_gets_an_error_terminal_that_says_so() -> None:
 def test_a_frame_cut_at_eof_is_reported_not_lost() -> None:
     data = golden("plain-text", "nest")[:-30]
     events = decode("nest", data)
-    assert isinstance(events[-2], Malformed) and "ended inside an event" in events[-2].error
+    assert isinstance(events[-2], Malformed) and "ended inside the event" in events[-2].error
 
 
 # -- ids ---------------------------------------------------------------------------------

@@ -157,23 +157,30 @@ def complete_framing(incomplete: str) -> list[str]:
 
 
 class _Collector(logging.Handler):
-    def __init__(self, echo: bool) -> None:
+    def __init__(self, echo: bool, body_offset: int = 0) -> None:
         super().__init__(logging.WARNING)
         self.records: list[logging.LogRecord] = []
         self.echo = echo
+        self.body_offset = body_offset
 
     def emit(self, record: logging.LogRecord) -> None:
+        args = record.args
+        if self.body_offset and isinstance(args, dict) and "offset" in args:  # a bad frame's byte, in the file
+            record.args = {**args, "offset": args["offset"] + self.body_offset}
         self.records.append(record)
         if self.echo:
             warn(record.getMessage())
 
 
 @contextlib.contextmanager
-def collect_warnings(echo: bool | None = None) -> Iterator[list[logging.LogRecord]]:
+def collect_warnings(echo: bool | None = None, body_offset: int = 0) -> Iterator[list[logging.LogRecord]]:
     """Collect the core's warnings (bad frames, missing terminals) instead of letting them
-    spill onto stderr unformatted; with ``-v`` each one is also printed as it happens."""
+    spill onto stderr unformatted; with ``-v`` each one is also printed as it happens.
+
+    A bad frame's byte offset counts from the start of the body in the core; ``body_offset``
+    (a capture's header block) makes it the offset in the file, as errors and findings say."""
     logger = logging.getLogger("streambridge")
-    handler = _Collector(state.verbose if echo is None else echo)
+    handler = _Collector(state.verbose if echo is None else echo, body_offset)
     saved = logger.propagate, logger.level
     logger.addHandler(handler)
     logger.propagate = False

@@ -6,6 +6,7 @@ so memory does not grow with the file. A directory converts every transcript in 
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Annotated, BinaryIO, NoReturn
 
@@ -14,6 +15,7 @@ import typer
 from ..codecs import Codec, StreamError
 from ..translate import Translator
 from .common import (
+    EXIT_FINDINGS,
     EXIT_USAGE,
     FRAMING_SUFFIX,
     UserError,
@@ -32,8 +34,10 @@ from .common import (
     same_directory,
     say,
     set_verbose,
+    state,
     stdin_is_terminal,
     stream_error,
+    warn,
     warn_summary,
 )
 from .options import FRAMING_METAVAR, protocol_help
@@ -54,19 +58,31 @@ def pump(source: Source, translator: Translator, out: BinaryIO, live: bool) -> N
 
 def convert_one(
     source: Source, output: str | Path | None, target: Codec, from_: str | None, framing: str, strict: bool, parents: bool
-) -> None:
+) -> int:
+    """Convert one input; how many frames were over the size limit (forwarded cut short)."""
     detected = detect(source, from_)
     translator = Translator(
         detected.codec.name, target.name, source_framing=detected.framing, target_framing=framing, strict=strict  # type: ignore[arg-type]
     )
     live = output is None or str(output) == "-"
-    with collect_warnings() as warnings:
+    with collect_warnings(body_offset=source.body_offset) as warnings:
         try:
             with open_output(output, parents) as out:
                 pump(source, translator, out, live)
         except StreamError as exc:
             raise stream_error(source.name, exc, source.body_offset) from None
     warn_summary(source.name, warnings)
+    return oversize_frames(source.name, warnings)
+
+
+def oversize_frames(name: str, records: list[logging.LogRecord]) -> int:
+    """Frames over the size limit cannot be forwarded whole (their head goes on as a data part):
+    each gets its own warning line, whatever the summary showed."""
+    cut = [r for r in records if isinstance(r.args, dict) and r.args.get("kind") == "oversize"]
+    for record in cut:
+        if not state.verbose and record is not records[0]:  # else already on stderr
+            warn(f"{name}: {record.getMessage()}")
+    return len(cut)
 
 
 def refuse_same_file(input: str, output: str | None) -> None:
@@ -112,17 +128,19 @@ def convert_directory(
     out_dir = Path(output)
     plan = plan_directory(directory, out_dir, framing)
     ensure_directory(out_dir.parent, parents, out_dir)
-    failed = 0
+    failed = cut = 0
     for src, dest in plan.items():
         try:
             with open_source(src) as source:
-                convert_one(source, dest, target, from_, framing, strict, parents=True)  # the tree below -o is ours
+                cut += convert_one(source, dest, target, from_, framing, strict, parents=True)  # the tree below -o is ours
         except (UserError, OSError) as exc:
             failed += 1
             print_error(exc.message if isinstance(exc, UserError) else _os_message(exc, src))
     note(f"converted {len(plan) - failed} of {len(plan)} transcripts into {out_dir}")
     if failed:
         raise typer.Exit(2)
+    if cut:
+        raise typer.Exit(EXIT_FINDINGS)
 
 
 USAGE = """\
@@ -188,4 +206,6 @@ def convert_command(
     if not is_stdio(output):
         ensure_directory(Path(output).parent, parents, Path(output))  # type: ignore[arg-type]
     with open_source(input) as source:
-        convert_one(source, output, target, from_, out_framing, strict, parents)
+        cut = convert_one(source, output, target, from_, out_framing, strict, parents)
+    if cut:
+        raise typer.Exit(EXIT_FINDINGS)

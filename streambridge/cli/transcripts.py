@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -24,7 +24,7 @@ import typer
 
 from .. import codecs
 from ..codecs import Codec
-from ..codecs.framing import DEFAULT_MAX_EVENT_SIZE, Frame, FramingError, detect_framing, make_parser
+from ..codecs.framing import DEFAULT_MAX_EVENT_SIZE, Frame, FramingError, detect_framing, make_parser, size_limit
 from .common import ProgressBar, UserError, check_framing, note, resolve_protocol
 
 CHUNK_SIZE = 64 * 1024
@@ -101,6 +101,17 @@ class Source:
         data = self._more()
         self._head += data
         return bool(data)
+
+    def read_while(self, wanted: Callable[[bytes], bool], limit: int) -> None:
+        """Read ahead while ``wanted`` says so of each new chunk, up to ``limit`` bytes of head
+        (joined once: a long read costs linear time)."""
+        parts, size = [self._head], len(self._head)
+        while size <= limit and (data := self._more()):
+            parts.append(data)
+            size += len(data)
+            if not wanted(data):
+                break
+        self._head = b"".join(parts)
 
     def peek(self, want: int) -> bytes:
         """At least ``want`` body bytes (fewer at end of input), without consuming them."""
@@ -300,8 +311,15 @@ def detect(source: Source, protocol: str | None, option: str = "--from", report:
         if found is not None or source.exhausted or len(body) >= SNIFF_LIMIT:
             break
         source.read_more()
+    oversize = False
+    if found is None and not source.exhausted and len(body) >= SNIFF_LIMIT:
+        oversize = _read_first_frame(source)
+        body = source.head
+        found = sniff(body, source.capture, complete=source.exhausted)
     if found is None:
         what = "it is empty" if not body.strip() else "its first frames match no known protocol"
+        if oversize:
+            what = f"its first frame is larger than the limit ({size_limit(DEFAULT_MAX_EVENT_SIZE)})"
         status = source.capture.status if source.capture else 200
         if not 200 <= status < 300:
             what += f"; the recorded answer is HTTP {status}"
@@ -310,6 +328,17 @@ def detect(source: Source, protocol: str | None, option: str = "--from", report:
     if report:
         note(f"{source.name}: detected {codec.name} ({found[1]})")
     return Detected(codec, found[1])
+
+
+def _read_first_frame(source: Source) -> bool:
+    """Read on while the body's first frame is incomplete, up to the size limit, so that a long
+    first frame is sniffed too; True when it is larger than the limit (no protocol tells then)."""
+    framing = detect_framing(source.head) or framing_hint(source.capture) or "sse"
+    parser = make_parser(framing, DEFAULT_MAX_EVENT_SIZE)  # type: ignore[arg-type]
+    if not parser.feed(source.head) and not parser.problems:
+        source.read_while(lambda chunk: not (parser.feed(chunk) or parser.problems), DEFAULT_MAX_EVENT_SIZE + CHUNK_SIZE)
+    first = parser.problems[0] if parser.problems else None
+    return first is not None and first.index == 1 and first.kind == "oversize"
 
 
 # -- cutting a stream into frames ------------------------------------------------------------
@@ -351,6 +380,18 @@ class LineSplitter:
         rest, self._parts = b"".join(self._parts), []
         return [rest] if rest else []
 
+    @property
+    def held(self) -> int:
+        """Bytes of the line still open."""
+        return sum(map(len, self._parts))
+
+    def take(self) -> bytes:
+        """The open line so far, as a piece of a line (a CR at its end stays: an LF may follow)."""
+        rest = b"".join(self._parts)
+        cr = rest.endswith(b"\r")
+        self._parts = [b"\r"] if cr else []
+        return rest[:-1] if cr else rest
+
 
 @dataclass
 class Piece:
@@ -363,15 +404,23 @@ class Piece:
 
 class FrameCutter:
     """Cuts a body into pieces of at most one frame each, so the events a decoder returns for
-    a piece belong to that frame (frame numbers for ``validate``, pacing for ``replay``)."""
+    a piece belong to that frame (frame numbers for ``validate``, pacing for ``replay``).
+
+    Nothing over the size limit is held: a frame that outgrows it (reported by the parser)
+    is passed on in pieces that end nowhere in particular, as it arrives."""
 
     def __init__(self, framing: str, max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> None:
         self.parser = make_parser(framing, max_event_size)  # type: ignore[arg-type]
+        self.max_event_size = max_event_size
         self._lines = LineSplitter()
         self._pending: list[bytes] = []
+        self._pending_size = 0
 
     def feed(self, chunk: bytes) -> list[Piece]:
-        return self._cut_lines(self._lines.feed(chunk))
+        pieces = self._cut_lines(self._lines.feed(chunk))
+        if self._lines.held > self.max_event_size:
+            pieces += self._cut_lines([self._lines.take()])
+        return pieces
 
     def close(self) -> list[Piece]:
         pieces = self._cut_lines(self._lines.close())
@@ -384,8 +433,9 @@ class FrameCutter:
         pieces = []
         for line in lines:
             self._pending.append(line)
+            self._pending_size += len(line)
             frames = self.parser.feed(line)
-            if frames or self.parser.problems:
+            if frames or self.parser.problems or self._pending_size > self.max_event_size:
                 pieces.append(self._cut(frames))
         return pieces
 
@@ -393,7 +443,7 @@ class FrameCutter:
         problems = list(self.parser.problems)
         self.parser.problems.clear()
         piece = Piece(b"".join(self._pending), frames, problems)
-        self._pending = []
+        self._pending, self._pending_size = [], 0
         return piece
 
 

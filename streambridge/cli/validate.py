@@ -74,8 +74,6 @@ RULES: dict[str, tuple[str, str, str]] = {
     "SB051": ("content-type", "warning", "a capture whose content-type does not match the framing"),
 }
 
-_START = {"agentkit": "turn_start", "nest": "event: meta"}
-_TERMINAL = {"agentkit": "turn_end", "nest": "event: done or event: error", "oma": "done or error"}
 #: kinds a decoder keeps as passthroughs although the protocol defines them.
 _KNOWN_PASSTHROUGH = {"oma": {"loop_detected", "budget_exceeded"}, "agentkit": {"tool_result"}, "nest": {"cancelled"}}
 _NEST_CONTROL = ("meta", "done", "error")
@@ -176,10 +174,10 @@ class Validator:
         terminated = self.decoder.terminated
         tail = self.decoder.close()
         self._frame = (None, None)
-        if not terminated:
-            self.add("SB010", f"the stream ends without {_TERMINAL[self.name]}")
         for event in tail:
             self._event(event)
+        if not terminated:
+            self.add("SB010", f"the stream ends without {self.decoder.terminal_words or 'a terminal event'}")
 
     # -- framing facts -------------------------------------------------------------------
 
@@ -195,8 +193,8 @@ class Validator:
 
     def _framing_problem(self, problem: FramingError) -> None:
         self._problem_frames.add(problem.index)
-        rule = "SB003" if "larger than" in str(problem) else "SB002"
-        self.add(rule, str(problem), problem.index, problem.offset)
+        rule = "SB003" if problem.kind == "oversize" else "SB002"
+        self.add(rule, f"expected {problem}", problem.index, problem.offset)
 
     def _frame_rules(self, frame: Frame) -> None:
         if self.name != "nest":
@@ -272,20 +270,20 @@ class Validator:
             return
         self._first_event = False
         if self.name == "agentkit" and type(event) is not RunStart:
-            self.add("SB012", "the stream does not open with turn_start")
+            self.add("SB012", f"the stream does not open with {self.decoder.start_words}")
 
     def _passthrough(self, part: DataPart) -> None:
         if part.origin != self.name or part.name in _KNOWN_PASSTHROUGH.get(self.name, ()):
             return
-        what = f"unknown {'kind' if self.name == 'nest' else 'type'} {part.name!r}" if part.name else "a frame without a kind"
-        self.add("SB006", what)
+        tag = self.decoder.tag_field  # each protocol's own word: nest's kind, agentkit's and oma's type
+        self.add("SB006", f"unknown {tag} {part.name!r}" if part.name else f"a frame without a {tag}")
 
     def _run_start(self, event: RunStart) -> None:
         if self.name == "nest":
             return  # counted on the meta frames themselves
         self._starts += 1
         if self._starts > 1:
-            self.add("SB013", f"a second {_START.get(self.name, 'run start')}")
+            self.add("SB013", f"a second {self.decoder.start_words or 'run start'}")
 
     def _terminal(self, end: Terminal) -> None:
         if end.synthetic:

@@ -277,6 +277,8 @@ def _default_status(tool_kind: str | UnsetType) -> ToolCallStatus:
 
 class AgentkitDecoder(Decoder):
     codec = "agentkit"
+    start_words = "turn_start"
+    terminal_words = "turn_end"
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]

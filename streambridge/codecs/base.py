@@ -54,6 +54,7 @@ from .framing import (
     Frame,
     Framing,
     FramingDetector,
+    FramingError,
     NDJSONParser,
     SSEParser,
     make_parser,
@@ -113,7 +114,10 @@ ProblemKind = Literal["malformed", "encoding", "oversize", "truncated", "after-t
 
 
 class StreamError(ValueError):
-    """Bad input in strict mode: names the frame number, the byte offset and what was expected."""
+    """Bad input in strict mode: names the frame number, the byte offset and what was expected.
+
+    ``expected`` says what the protocol wanted there (a noun phrase, maybe followed by what
+    came instead); the message reads ``<codec>: frame <n> at byte <offset>: expected …``."""
 
     def __init__(
         self, codec: str, frame: int, offset: int, expected: str, raw: bytes = b"", kind: ProblemKind = "malformed"
@@ -124,11 +128,13 @@ class StreamError(ValueError):
         self.expected = expected
         self.raw = raw
         self.kind = kind
-        super().__init__(f"{codec}: frame {frame} at byte {offset}: {expected}")
+        super().__init__(f"{codec}: frame {frame} at byte {offset}: expected {expected}")
 
 
 class FrameProblem(Exception):
-    """Raised inside a codec's frame decoder; the base class decides lenient vs strict."""
+    """Raised inside a codec's frame decoder; the base class decides lenient vs strict.
+
+    Its text is what was expected, as for :class:`StreamError`."""
 
     def __init__(self, expected: str, kind: ProblemKind = "malformed") -> None:
         super().__init__(expected)
@@ -152,7 +158,7 @@ def decode_envelope(data: bytes, frame: Frame) -> dict[str, Raw]:
     try:
         return _envelope_decoder.decode(data)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise FrameProblem(f"expected one JSON object ({exc})") from None
+        raise FrameProblem(f"one JSON object ({exc})") from None
 
 
 def raw_str(raw: Raw | None) -> str | None:
@@ -333,7 +339,7 @@ def _check_utf8(data: bytes) -> None:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FrameProblem(
-            f"valid UTF-8 (invalid byte 0x{data[exc.start]:02x} at offset {exc.start} of the frame)", "encoding"
+            f"valid UTF-8; byte 0x{data[exc.start]:02x} at offset {exc.start} of the frame is not", "encoding"
         ) from None
 
 
@@ -456,6 +462,11 @@ class Decoder:
 
     codec: ClassVar[str] = ""
     default_framing: ClassVar[Framing] = "sse"
+    #: the protocol's own words, for messages: the member that names a frame's kind, the run
+    #: start and the terminal ("" where the protocol has no word of its own)
+    tag_field: ClassVar[str] = "type"
+    start_words: ClassVar[str] = ""
+    terminal_words: ClassVar[str] = ""
 
     def __init__(
         self,
@@ -478,6 +489,8 @@ class Decoder:
         self._text: list[str] = []
         self._after_terminal = 0
         self._held: Event | None = None
+        self._begun = False  # an event went out (a bad frame before any waits in _early)
+        self._early: list[Event] = []
         self._from_carrier = False
         self._out: list[Event] = []
         self._out_deltas: Callable[[list[str], bool, Sequence[bytes] | None], None] = lambda *run: None
@@ -495,14 +508,19 @@ class Decoder:
         out: list[Event] = [] if into is None else into
         self._out = out
         self._out_deltas = getattr(out, "deltas", None) or functools.partial(_append_deltas, out)
-        # Plain frames go straight to the codec's hot path while no carrier, held run start or
-        # terminal needs the full way; that cannot change while the parser hands them over.
-        hot = self._hot_decoder is not None and not (self._covering or self._held is not None or self._terminated)
+        # Plain frames go straight to the codec's hot path while no carrier, held run start, bad
+        # first frame or terminal needs the full way; that cannot change while the parser hands
+        # them over.
+        hot = self._hot_decoder is not None and not (
+            self._covering or self._held is not None or self._early or self._terminated
+        )
         self._parser.on_plain = self._take_run if hot else None
-        for frame in self._parser.feed(data):
-            self._frame(frame, out)
+        frames = self._parser.feed(data)
         if self._parser.problems:
-            self._framing_problems(out)
+            self._in_order(frames, out)
+        else:
+            for frame in frames:
+                self._frame(frame, out)
         self._pieces.compact()
         return out
 
@@ -510,23 +528,24 @@ class Decoder:
         """End of input: the rest, ending with a terminal (appended to ``into`` as in :meth:`feed`)."""
         out: list[Event] = [] if into is None else into
         self._parser.on_plain = None  # what remains takes the full way, into this call's list
-        for frame in self._parser.close():
-            self._frame(frame, out)
-        self._framing_problems(out)
+        self._in_order(self._parser.close(), out)
         self._release(out)
         self._finish(out)
         if not self._terminated:
             if self.strict:
-                raise StreamError(
-                    self.codec,
-                    self._parser._index,
-                    self._parser._pos,
-                    "a terminal event before the end of input",
-                    kind="truncated",
-                )
+                self._no_terminal()
             log.warning("%s: input ended without a terminal event", self.codec)
             self._push(self._truncation_terminal(), out)
         return out
+
+    def _no_terminal(self) -> None:
+        """Strict mode at the end of input without a terminal: where the terminal was due."""
+        parser = self._parser  # after close, the real parser (a detector has handed over)
+        frames, end = parser._index, parser.consumed  # type: ignore[union-attr]
+        after = f"after frame {frames}" if frames else "before any frame"
+        words = f" ({self.terminal_words})" if self.terminal_words else ""
+        expected = f"a terminal event before the end of input{words}; the input ended {after} without one"
+        raise StreamError(self.codec, frames + 1, end, expected, kind="truncated")
 
     @property
     def terminated(self) -> bool:
@@ -604,6 +623,8 @@ class Decoder:
             owner = self._text_owner
         if run:
             self._take_deltas(run, run_type is reasoning_type, seqs, run_from)
+        if taken:
+            self._begun = True
         return taken
 
     def _accept(self, event: Event) -> None:
@@ -640,7 +661,7 @@ class Decoder:
             carrier = _carrier_decoder.decode(body)
             event = decode_event(carrier.event)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise FrameProblem(f"a streambridge data part with a valid event ({exc})") from None
+            raise FrameProblem(f"a streambridge data part holding a valid event ({exc})") from None
         self._cover_next = max(carrier.covers, 0)
         self._from_carrier = True
         return event
@@ -664,6 +685,9 @@ class Decoder:
             log.warning("%s: %s event after the terminal event ignored", self.codec, type(event).__name__)
             return
         kind = type(event)
+        self._begun = True
+        if self._early and kind is not RunStart:
+            self._flush_early(out)
         if kind is TextDelta:
             if event.message_id is UNSET:
                 self._text.append(event.text)  # type: ignore[attr-defined]
@@ -679,6 +703,13 @@ class Decoder:
             if event.text is UNSET and event.message_id is UNSET:  # type: ignore[attr-defined]
                 event.text = self._pieces.text()  # type: ignore[attr-defined]
         out.append(event)
+        if self._early:  # bad frames that came before the run start follow it
+            self._flush_early(out)
+
+    def _flush_early(self, out: list[Event]) -> None:
+        early, self._early = self._early, []
+        for bad in early:
+            out.append(bad)
 
     # -- internals ----------------------------------------------------------------------
 
@@ -706,7 +737,7 @@ class Decoder:
             self._covering, self._cover_next = self._cover_next, 0
         if self._terminated and self.strict:
             raise StreamError(
-                self.codec, frame.index, frame.offset, "nothing after the terminal event", frame.data, "after-terminal"
+                self.codec, frame.index, frame.offset, "nothing after the terminal event; this frame follows it", frame.data, "after-terminal"
             )
         if self._held is not None:
             if self._from_carrier and events and type(events[0]) is RunStart:
@@ -729,15 +760,29 @@ class Decoder:
         if self.strict:
             raise StreamError(self.codec, frame.index, frame.offset, expected, frame.data, kind)
         text = frame.data.decode("utf-8", "replace")
-        log.warning("%s: frame %d at byte %d: %s", self.codec, frame.index, frame.offset, expected)
-        self._push(Malformed(raw=text, error=expected, frame=frame.index, offset=frame.offset), out)
+        where = {"codec": self.codec, "frame": frame.index, "offset": frame.offset, "expected": expected, "kind": kind}
+        log.warning("%(codec)s: frame %(frame)d at byte %(offset)d: expected %(expected)s", where)
+        bad = Malformed(raw=text, error=f"expected {expected}", frame=frame.index, offset=frame.offset)
+        if self._begun:
+            self._push(bad, out)
+        else:  # before anything else: it waits for the next event, so a run start comes first
+            self._early.append(bad)
 
-    def _framing_problems(self, out: list[Event]) -> None:
+    def _in_order(self, frames: list[Frame], out: list[Event]) -> None:
+        """Frames and the framing problems among them (frames the parser could not deliver),
+        in stream order: by frame number, however the input was chunked."""
         problems = self._parser.problems
+        for frame in frames:
+            while problems and problems[0].index < frame.index:
+                self._framing_problem(problems.pop(0), out)
+            self._frame(frame, out)
         while problems:
-            p = problems.pop(0)
-            frame = Frame(p.raw, index=p.index, offset=p.offset)
-            self._bad_frame(frame, str(p), out, p.kind)
+            self._framing_problem(problems.pop(0), out)
+
+    def _framing_problem(self, problem: FramingError, out: list[Event]) -> None:
+        self._release(out)  # no carrier amends a held run start: this frame is none
+        frame = Frame(problem.raw, index=problem.index, offset=problem.offset)
+        self._bad_frame(frame, str(problem), out, problem.kind)  # type: ignore[arg-type]
 
 
 class Encoder:

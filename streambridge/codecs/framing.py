@@ -11,7 +11,11 @@ silently discarding it.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
+from itertools import accumulate
+from itertools import count as counting
+from operator import add
 from typing import Literal
 
 from msgspec import Struct
@@ -33,6 +37,7 @@ Framing = Literal["sse", "ndjson"]
 DEFAULT_MAX_EVENT_SIZE = 16 * 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
 _SIGNIFICANT = re.compile(rb"[^ \t\n\r\x0b\x0c]")  # what bytes.strip() keeps
+_MIB = 1024 * 1024
 #: a codec's hot path: ``(blocks, skip, ids)`` → how many payloads (``block[skip:]``) it took;
 #: ``ids``, when given, holds each payload's own ``id: <ASCII digits>`` line
 PlainConsumer = Callable[[Sequence[bytes], int, "Sequence[bytes] | None"], int]
@@ -64,6 +69,16 @@ class FramingError(Exception):
         self.offset = offset
         self.raw = raw
         self.kind = kind
+
+
+def size_limit(size: int) -> str:
+    """A size limit in words: ``16 MiB`` (whole MiB), else ``<n> bytes``."""
+    return f"{size // _MIB} MiB" if size >= _MIB and size % _MIB == 0 else f"{size} bytes"
+
+
+def oversize_message(unit: str, limit: int) -> str:
+    """What a frame over the size limit gets (the text after ``expected``)."""
+    return f"{unit} within the size limit ({size_limit(limit)}); this one is larger than the limit"
 
 
 class _Parser:
@@ -112,10 +127,17 @@ class SSEParser(_Parser):
         self._event_offset = 0
         self._has_fields = False
         self._discarding = False
-        self._pos = 0  # stream offset of the start of self._buf
+        self._in_line = False  # the bytes of a line of a skipped event were dropped up to here
+        self._pos = 0  # stream offset of the start of self._buf, CRLF counted as one byte
         self._index = 0
         self._pending: list[bytes] = []
         self._pending_size = 0
+        # the bytes CRLF line ends lost to LF: those before the event being read (a count), the
+        # offsets (as parsed) of the line ends that lost one since, and chunks not yet looked at
+        # (their parsed offset and received bytes): offsets are worked out only when asked for
+        self._lost = 0
+        self._lost_at: list[int] = []
+        self._crlf: list[tuple[int, bytes]] = []
         #: optional hot-path consumer of one-line ``data:`` events (alone or after their own
         #: ``id:`` line): ``on_plain(blocks, skip, ids)`` takes payloads (each ``block[skip:]``)
         #: from the front, in order, and returns how many it took; the rest become frames.
@@ -123,15 +145,23 @@ class SSEParser(_Parser):
         self.on_plain: PlainConsumer | None = None
 
     def feed(self, chunk: bytes) -> list[Frame]:
+        reported = len(self.problems)
+        frames = self._feed(chunk)
+        if self._lost or self._lost_at or self._crlf:
+            self._received_offsets(frames, reported)
+        return frames
+
+    def _feed(self, chunk: bytes) -> list[Frame]:
         if not self._started:
             chunk = self._strip_bom(chunk)
             if not self._started:
                 return []
         if self._skip_lf and chunk:
             self._skip_lf = False
-            if chunk[:1] == b"\n":
+            if chunk[:1] == b"\n":  # the LF of a CRLF split across chunks
                 chunk = chunk[1:]
-                self._pos += 1
+                self._spell_out()
+                self._lost_at.append(self._pos + len(self._buf) - 1)
         if b"\n" not in chunk and b"\r" not in chunk:
             return self._hold(chunk)
         data = self._take_pending(chunk)
@@ -141,6 +171,42 @@ class SSEParser(_Parser):
             return self._feed_lines(data)
         return self._feed_blocks(data)
 
+    def _received_offsets(self, frames: list[Frame], reported: int) -> None:
+        """Offsets as received: each CRLF before a frame counts two bytes, not one. What no
+        later frame can start before is folded into a count, so little is kept."""
+        if not (frames or len(self.problems) > reported or self._has_fields or b"\n" in self._buf):
+            lost = len(self._lost_at)  # every line end read is behind: only their number matters
+            for _, raw in self._crlf:
+                lost += raw.count(b"\r\n")
+            self._lost += lost
+            self._lost_at, self._crlf = [], []
+            return
+        self._spell_out()
+        for item in (*frames, *self.problems[reported:]):
+            item.offset = self.received(item.offset)
+        keep = self._event_offset if self._has_fields else self._pos
+        folded = bisect_left(self._lost_at, keep)
+        self._lost += folded
+        del self._lost_at[:folded]
+
+    def _spell_out(self) -> None:
+        """Where each CRLF of the chunks not looked at yet lost its byte: the k-th becomes the
+        LF after the parts up to it and the k LFs between them."""
+        for start, raw in self._crlf:
+            parts = raw.split(b"\r\n")
+            self._lost_at.extend(map(add, accumulate(map(len, parts[:-1])), counting(start)))
+        self._crlf = []
+
+    def received(self, offset: int) -> int:
+        """The stream offset of a parsed offset (of the event being read, or later)."""
+        self._spell_out()
+        return offset + self._lost + bisect_left(self._lost_at, offset)
+
+    @property
+    def consumed(self) -> int:
+        """Bytes of the stream read so far (at the end, its length)."""
+        return self.received(self._pos + len(self._buf) + self._pending_size)
+
     def _hold(self, chunk: bytes) -> list[Frame]:
         """A chunk with no line end completes nothing: keep it without copying the buffer
         (a large frame arriving in small pieces must not cost quadratic time)."""
@@ -148,12 +214,26 @@ class SSEParser(_Parser):
             self._pending.append(chunk)
             self._pending_size += len(chunk)
         if self._pending_size + len(self._buf) + self._event_size > self.max_event_size and not self._discarding:
-            self._oversize(self._pos)
-            self._pending, self._pending_size, self._buf = [], 0, b""
-        elif self._discarding:
-            self._pos += self._pending_size + len(self._buf)
-            self._pending, self._pending_size, self._buf = [], 0, b""
+            self._oversize()
+        if self._discarding:
+            self._drop()
         return []
+
+    def _drop(self) -> None:
+        """Skip the held bytes of an oversize event, keeping offsets (its end is still to come)."""
+        size = self._pending_size + len(self._buf)
+        if size:
+            last = self._pending[-1] if self._pending else self._buf
+            self._in_line = not last.endswith(b"\n")
+        self._pos += size
+        self._pending, self._pending_size, self._buf = [], 0, b""
+
+    def _event_start(self) -> int:
+        """The stream offset of the event being read: its first line, or (none read yet) the
+        first held byte that is no line end."""
+        if self._has_fields:
+            return self._event_offset
+        return self._pos + len(self._buf) - len(self._buf.lstrip(b"\n"))
 
     def _take_pending(self, chunk: bytes) -> bytes:
         if self._pending:
@@ -203,7 +283,7 @@ class SSEParser(_Parser):
         for block in blocks:
             if block.startswith(b"data: ") and b"\n" not in block and len(block) < limit:
                 index += 1
-                if not (plain is not None and not out and plain((block,), 6, None)):
+                if not (plain is not None and not out and not self.problems and plain((block,), 6, None)):
                     append(Frame(block[6:], "", last_id, False, index, pos))
             else:
                 self._index = index
@@ -271,43 +351,64 @@ class SSEParser(_Parser):
         out: list[Frame] = []
         pos = self._pos
         for line in lines:
-            self._line(line, pos, out)
+            if self._in_line:  # the end of a line whose start was dropped
+                self._in_line = False
+            else:
+                self._line(line, pos, out)
             pos += len(line) + 1
         self._pos = pos
-        if self._discarding:
-            self._pos += len(self._buf)
-            self._buf = b""
-        elif len(self._buf) + self._event_size > self.max_event_size:
-            self._oversize(self._pos)
-            self._buf = b""
+        self._check_rest()
         return out
 
+    def _check_rest(self) -> None:
+        """The partial line after the last line end: over the limit, or part of a skipped event."""
+        if not self._discarding and len(self._buf) + self._event_size > self.max_event_size:
+            self._oversize()
+        if self._discarding:
+            self._drop()
+
     def close(self) -> list[Frame]:
-        """End of input: an unterminated event is reported in ``problems``, never dispatched."""
-        self._buf = self._take_pending(b"")
-        if self._buf.strip(b"\n") or self._has_fields:  # blank lines between events are no event
-            raw = b"\n".join([b"data: " + d for d in self._data])
-            if self._buf:
-                raw = raw + (b"\n" if raw else b"") + self._buf
-            self.problems.append(
-                FramingError(
-                    "stream ended inside an event (no blank line after it)",
-                    index=self._index + 1,
-                    offset=self._event_offset,
-                    raw=raw,
-                    kind="truncated",
-                )
-            )
-        self._buf = b""
-        self._reset_event()
+        """End of input: an unterminated event is reported in ``problems``, never dispatched.
+        Its lines go through the line rules first, so its offset is where it starts."""
+        reported = len(self.problems)
+        self._close()
+        if self._lost or self._lost_at or self._crlf:
+            self._received_offsets([], reported)
         return []
+
+    def _close(self) -> None:
+        rest = self._take_pending(b"")
+        self._buf = b""
+        *lines, last = rest.split(b"\n")  # no event ends in it: no blank line after a field
+        pos = self._pos
+        for line in lines:
+            if not self._discarding:
+                self._line(line, pos, [])
+            pos += len(line) + 1
+        if last and not self._discarding:
+            raw = b"\n".join([b"data: " + d for d in self._data])
+            raw = raw + (b"\n" if raw else b"") + last
+            self._line(last, pos, [])
+        else:
+            raw = b"\n".join([b"data: " + d for d in self._data])
+        self._pos = pos + len(last)
+        if self._has_fields and not self._discarding:  # blank lines between events are no event
+            message = "the blank line that ends an SSE event; the stream ended inside the event"
+            self.problems.append(
+                FramingError(message, index=self._index + 1, offset=self._event_offset, raw=raw, kind="truncated")
+            )
+        self._reset_event()
 
     # -- internals -----------------------------------------------------------------------
 
     def _normalise_cr(self, data: bytes) -> bytes:
+        """LF line ends only (the fast rules need them); where each CRLF lost a byte is kept."""
         if data.endswith(b"\r"):
             self._skip_lf = True  # a CRLF may be split across chunks
-        return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        if b"\r\n" in data:
+            self._crlf.append((self._pos, data))  # where its CRLFs lost a byte: worked out if asked
+            data = data.replace(b"\r\n", b"\n")
+        return data.replace(b"\r", b"\n")
 
     def _line(self, line: bytes, offset: int, out: list[Frame]) -> None:
         if not line:
@@ -320,7 +421,7 @@ class SSEParser(_Parser):
             self._event_offset = offset
         self._event_size += len(line) + 1
         if self._event_size > self.max_event_size:
-            self._oversize(offset)
+            self._oversize()
             return
         if line[0] == 58:  # b":" comment
             self.comments += 1
@@ -371,16 +472,12 @@ class SSEParser(_Parser):
         self._event_size = 0
         self._has_fields = False
 
-    def _oversize(self, offset: int) -> None:
+    def _oversize(self) -> None:
+        """Report the event being read as over the limit (its head kept) and skip to its end."""
         self._index += 1
-        self.problems.append(
-            FramingError(
-                f"event larger than the limit of {self.max_event_size} bytes",
-                index=self._index,
-                offset=self._event_offset or offset,
-                raw=b"\n".join(self._data)[:200],
-            )
-        )
+        head = b"\n".join(self._data) if self._data else self._buf.lstrip(b"\n") + b"".join(self._pending[:1])
+        message = oversize_message("an SSE event", self.max_event_size)
+        self.problems.append(FramingError(message, index=self._index, offset=self._event_start(), raw=head[:200]))
         self._discarding = True
         self._data = []
 
@@ -429,6 +526,8 @@ class NDJSONParser(_Parser):
                 break
             if self._discarding:
                 self._discarding = False
+            elif end - start > self.max_event_size:
+                self._too_long(data[start : start + 200], self._pos + start)
             else:
                 self._line(data[start:end], self._pos + start, out, offer)
             start = end + 1
@@ -466,13 +565,20 @@ class NDJSONParser(_Parser):
     def _oversize(self) -> None:
         """Report the line being read as over the limit (once) and skip to its end."""
         if not self._discarding:
-            self._index += 1
-            head = (self._buf + b"".join(self._pending[:1]))[:200]
-            message = f"line larger than the limit of {self.max_event_size} bytes"
-            self.problems.append(FramingError(message, index=self._index, offset=self._pos, raw=head))
+            self._too_long((self._buf + b"".join(self._pending[:1]))[:200], self._pos)
             self._discarding = True
         self._pos += self._pending_size + len(self._buf)
         self._pending, self._pending_size, self._buf = [], 0, b""
+
+    @property
+    def consumed(self) -> int:
+        """Bytes of the stream read so far (at the end, its length)."""
+        return self._pos + len(self._buf) + self._pending_size
+
+    def _too_long(self, head: bytes, offset: int) -> None:
+        self._index += 1
+        message = oversize_message("an NDJSON line", self.max_event_size)
+        self.problems.append(FramingError(message, index=self._index, offset=offset, raw=head))
 
     def close(self) -> list[Frame]:
         out: list[Frame] = []
@@ -481,6 +587,7 @@ class NDJSONParser(_Parser):
             self._pending, self._pending_size = [], 0
         if self._buf and not self._discarding:
             self._line(self._buf, self._pos, out)
+        self._pos += len(self._buf)
         self._buf = b""
         return out
 
@@ -491,7 +598,7 @@ class NDJSONParser(_Parser):
             return
         self._index += 1
         plain = self.on_plain
-        if offer and plain is not None and not out and plain((line,), 0, None):
+        if offer and plain is not None and not out and not self.problems and plain((line,), 0, None):
             return
         out.append(Frame(line, "", "", False, self._index, offset))
 

@@ -273,6 +273,9 @@ class NestDecoder(Decoder):
     what its carrier says."""
 
     codec = "nest"
+    tag_field = "kind"
+    start_words = "event: meta"
+    terminal_words = "event: done or event: error"
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -344,7 +347,7 @@ class NestDecoder(Decoder):
         try:
             meta = _meta_decoder.decode(data)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise FrameProblem(f"meta data {{runId, threadId}} ({exc})") from None
+            raise FrameProblem(f"a meta payload {{runId, threadId}} ({exc})") from None
         thread = meta.thread_id
         if thread is UNSET:  # a re-attach (GET …/chat/:runId/stream) names no thread
             return RunStart(run_id=meta.run_id, resumed=True)

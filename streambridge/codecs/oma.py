@@ -244,6 +244,7 @@ def _error_payloads(failure: Failure) -> tuple[bytes, bytes]:
 class OmaDecoder(Decoder):
     codec = "oma"
     default_framing = "ndjson"
+    terminal_words = "done or error"
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]

@@ -42,6 +42,7 @@ tool calls' ids.
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -91,10 +92,12 @@ CONFIRM = 3
 TEXT_LIMIT = 4096
 #: characters of a digested text shown
 PREVIEW = 100
-#: distinct ids of each kind remembered per side (and four times as many pairs of ids)
+#: distinct ids of each kind remembered per side (and twice as many pairs of ids)
 ID_MEMORY = 1024
 #: characters of an event shown in a hunk
 SHOWN = 160
+#: bytes read in the first pass above which its decoders are collected before the second
+_COLLECT_AFTER = 1 << 20
 DEFAULT_MAX = 10
 
 _STRUCTURE = (RunStart, StepStart, StepFinish, TextStart, TextEnd, ReasoningStart, ReasoningEnd)
@@ -596,7 +599,7 @@ class Joins:
         for x, y in new.items():
             self.a_to_b[x] = y
             self.b_to_a[y] = x
-        while len(self.a_to_b) > 4 * ID_MEMORY:  # the oldest pairs are forgotten first
+        while len(self.a_to_b) > 2 * ID_MEMORY:  # the oldest pairs are forgotten first
             self.b_to_a.pop(self.a_to_b.pop(next(iter(self.a_to_b))), None)
 
     def pair_free(self, a: tuple[Ref, ...], b: tuple[Ref, ...]) -> None:
@@ -836,34 +839,43 @@ def diff_files(
     """Compare two transcripts by meaning, streaming; the first ``limit`` differences."""
     if str(a) == "-" and str(b) == "-":
         raise UserError("only one of A and B can be stdin (-)")
-    with contextlib.ExitStack() as stack, collect_warnings(echo=False) as warnings:
+    with contextlib.ExitStack() as stack:
         source_a, detected_a = _open_side(str(a), protocol_a, "--protocol-a", stack)
         source_b, detected_b = _open_side(str(b), protocol_b, "--protocol-b", stack)
         vocabulary = vocabulary_for(detected_a.codec, detected_b.codec)
         sides = [Reading(s, d, Normaliser(vocabulary, exact_ids)) for s, d in ((source_a, detected_a), (source_b, detected_b))]
-        with progress_for([source_a, source_b], "comparing") as tick:
-            batches = [_quiet(side.batches(tick), warnings) for side in sides]
-            comparison = Comparison(batches[0], batches[1], limit).run()
-        read = (source_a.consumed, source_b.consumed)
-    result = DiffResult(
-        (source_a.name, source_b.name),
-        (detected_a.codec.name, detected_b.codec.name),
-        vocabulary,
-        (comparison.a.taken, comparison.b.taken),
-        comparison.hunks,
-        comparison.stopped,
-        comparison.comparisons,
-        read,
-    )
+        result = _first_pass(sides, limit)
     locate_frames(result, sides, vocabulary, exact_ids)
     return result
 
 
+def _first_pass(sides: list[Reading], limit: int) -> DiffResult:
+    """Both sides decoded and compared as they are read; the decoders go when it returns."""
+    sources = [side.source for side in sides]
+    with collect_warnings(echo=False) as warnings, progress_for(sources, "comparing") as tick:
+        batches = [_quiet(side.batches(tick), warnings) for side in sides]
+        comparison = Comparison(batches[0], batches[1], limit).run()
+    return DiffResult(
+        (sources[0].name, sources[1].name),
+        (sides[0].detected.codec.name, sides[1].detected.codec.name),
+        sides[0].normaliser.vocabulary,
+        (comparison.a.taken, comparison.b.taken),
+        comparison.hunks,
+        comparison.stopped,
+        comparison.comparisons,
+        (sources[0].consumed, sources[1].consumed),
+    )
+
+
 def _quiet(batches: Iterator[list[Item]], warnings: list[Any]) -> Iterator[list[Item]]:
-    """Decoder warnings are not diff's business (``validate`` reports them): dropped as they come."""
-    for batch in batches:
+    """Decoder warnings are not diff's business (``validate`` reports them): dropped as they
+    come. (A map, not a generator: it keeps no reference to a batch already handed over.)"""
+
+    def clear(batch: list[Item]) -> list[Item]:
         warnings.clear()
-        yield batch
+        return batch
+
+    return map(clear, batches)
 
 
 def locate_frames(result: DiffResult, sides: list[Reading], vocabulary: frozenset[str] | None, exact_ids: bool) -> None:
@@ -876,6 +888,8 @@ def locate_frames(result: DiffResult, sides: list[Reading], vocabulary: frozense
                 if mark_side == side and mark.lo is not None:
                     marks.setdefault(mark.index, []).append(mark)
         if marks:
+            if reading.source.consumed > _COLLECT_AFTER:
+                gc.collect()  # the first pass's decoders are cyclic garbage holding their texts
             _locate(reading, marks, vocabulary, exact_ids)
             result.frames_located.append(side)
 

@@ -96,6 +96,7 @@ PREVIEW = 100
 ID_MEMORY = 1024
 #: characters of an event shown in a hunk
 SHOWN = 160
+_DIGEST_STEP = 1 << 16  # characters encoded at once into a digest
 #: bytes read in the first pass above which its decoders are collected before the second
 _COLLECT_AFTER = 1 << 20
 DEFAULT_MAX = 10
@@ -206,7 +207,8 @@ class _Digest:
         if not self.head:
             self.head = text[:PREVIEW]
         self.chars += len(text)
-        self.hash.update(text.encode("utf-8", "surrogatepass"))
+        for start in range(0, len(text), _DIGEST_STEP):  # a terminal's answer: no whole copy
+            self.hash.update(text[start : start + _DIGEST_STEP].encode("utf-8", "surrogatepass"))
 
     def compared(self) -> dict[str, Any]:
         return {"blake2b": self.hash.hexdigest(), "chars": self.chars}
@@ -454,9 +456,6 @@ class FrameCounter:
         return len(lines)
 
 
-Spans = list[tuple[int, int]]
-
-
 class _Wanted:
     """Frame spans (after ``lo``, up to ``hi``) whose pieces are decoded frame by frame."""
 
@@ -510,8 +509,8 @@ class Reading:
             yield self.normaliser.take()
 
     def _by_frame(self, chunks: Iterable[bytes], decoder: Decoder, base: int) -> Iterator[list[Item]]:
-        """Frame by frame, as today's frame numbers are defined: an event belongs to the frame
-        whose feeding brought it out (the last frame, for bytes that complete none)."""
+        """Frame by frame (``base`` frames before these bytes): an event belongs to the frame
+        whose feeding brought it out (the last one, for bytes that complete none)."""
         norm = self.normaliser
         frame: int | None = base or None
         for piece in cut_frames(chunks, self.detected.framing):

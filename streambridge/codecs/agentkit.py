@@ -226,6 +226,12 @@ def _failure_out(f: Failure | UnsetType) -> AgentFailure | UnsetType:
     )
 
 
+def _failure_native(f: Failure | UnsetType) -> bool:
+    """Whether agentkit says the failure as it is (an ``AgentFailure`` has no ``succeeded``
+    status: :func:`_failure_out` writes ``error`` for it)."""
+    return f is UNSET or f.status != "succeeded"
+
+
 def _usage_in(u: AgentUsage | UnsetType) -> Usage | UnsetType:
     if u is UNSET:
         return UNSET
@@ -482,7 +488,7 @@ class AgentkitEncoder(Encoder):
             self._tool_error(e, parts)  # type: ignore[arg-type]
         elif t is ToolDenied:
             w = ToolResultW(message_id=self._mid(e), call_id=e.call_id, status="denied", result_text=e.reason, failure=_failure_out(e.failure))  # type: ignore[attr-defined]
-            self._put(parts, e, [self._wire(w, e)], _plain(e))
+            self._put(parts, e, [self._wire(w, e)], _plain(e) and _failure_native(e.failure))  # type: ignore[attr-defined]
         elif t is Sources:
             sources = [AgentSource(**msgspec.structs.asdict(s)) for s in e.sources]  # type: ignore[attr-defined]
             self._put(parts, e, [self._wire(SourcesW(message_id=self._mid(e), sources=sources), e)], _plain(e))
@@ -522,7 +528,7 @@ class AgentkitEncoder(Encoder):
         self._put(parts, e, [self._wire(w, e)], not e.synthetic and e.run_id is not UNSET)
 
     def _tool_call(self, e: ToolCall, parts: list[bytes]) -> None:
-        native = _plain(e) and e.parent_id is UNSET and e.signature is UNSET
+        native = _plain(e) and e.parent_id is UNSET and e.signature is UNSET and _failure_native(e.failure)
         if e.arguments_json is not UNSET:
             arguments = e.arguments_json
             native = native and e.input is UNSET
@@ -558,7 +564,7 @@ class AgentkitEncoder(Encoder):
         self._put(parts, e, [self._wire(w, e)], native)
 
     def _tool_error(self, e: ToolError, parts: list[bytes]) -> None:
-        native = _plain(e)
+        native = _plain(e) and _failure_native(e.failure)
         failure = _failure_out(e.failure)
         if failure is UNSET and e.error:
             failure = AgentFailure(status="error", message=e.error)

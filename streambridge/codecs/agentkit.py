@@ -47,6 +47,7 @@ from .base import (
     Decoder,
     Encoder,
     FrameProblem,
+    as_received,
     canonical_failure,
     decode_envelope,
     decode_known,
@@ -500,7 +501,7 @@ class AgentkitEncoder(Encoder):
         elif t is Status:
             self._put(parts, e, [self._wire(StatusW(message_id=self._mid(e), label=e.label), e)], _plain(e))  # type: ignore[attr-defined]
         elif t is DataPart and e.origin == "agentkit":  # type: ignore[attr-defined]
-            self._put(parts, e, [bytes(e.data)], True)  # type: ignore[attr-defined]
+            self._put(parts, e, [bytes(e.data)], as_received(e))  # type: ignore[arg-type]
         elif t is Terminal:
             self._terminal(e, parts)  # type: ignore[arg-type]
         else:

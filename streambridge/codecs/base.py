@@ -122,6 +122,12 @@ def raw_str(raw: Raw | None) -> str | None:
         return None
 
 
+def as_received(part: DataPart) -> bool:
+    """Whether writing a data part's ``data`` (its origin's own frame) says all of it: the frame
+    has no place for the part's ``id``, ``transient`` or unknown fields."""
+    return part.id is UNSET and part.transient is UNSET and part.extra is UNSET
+
+
 def splice_extra(payload: bytes, extra: dict[str, Raw]) -> bytes:
     """Append unknown members to an encoded JSON object, in their received order."""
     members = b",".join(json_encode(k) + b":" + bytes(v) for k, v in extra.items())

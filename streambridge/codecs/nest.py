@@ -46,6 +46,7 @@ from .base import (
     Encoder,
     FrameProblem,
     Payload,
+    as_received,
     canonical_failure,
     decode_envelope,
     decode_known,
@@ -549,7 +550,7 @@ class NestEncoder(Encoder):
             if e.name == "cancelled":  # type: ignore[attr-defined]
                 self._cancelled_frame = bytes(e.data)  # type: ignore[attr-defined]
                 return
-            self._put(parts, e, [bytes(e.data)], e.message_id is UNSET)
+            self._put(parts, e, [bytes(e.data)], e.message_id is UNSET and as_received(e))  # type: ignore[arg-type]
         elif t is Terminal:
             self._terminal(e, parts)  # type: ignore[arg-type]
         else:

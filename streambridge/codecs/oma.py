@@ -41,6 +41,7 @@ from .base import (
     Encoder,
     FrameProblem,
     TextPieces,
+    as_received,
     canonical_failure,
     decode_envelope,
     decode_lenient,
@@ -439,7 +440,7 @@ class OmaEncoder(Encoder):
             block = ToolResultBlock(tool_use_id=e.call_id, content=Raw(content), is_error=True)  # type: ignore[attr-defined]
             self._put(parts, e, [self._write(b"tool_result", _encode(block), e)], False)
         elif t is DataPart and e.origin == "oma":  # type: ignore[attr-defined]
-            self._put(parts, e, [bytes(e.data)], e.message_id is UNSET)  # type: ignore[attr-defined]
+            self._put(parts, e, [bytes(e.data)], e.message_id is UNSET and as_received(e))  # type: ignore[arg-type]
         elif t is Terminal:
             self._terminal(e, parts)  # type: ignore[arg-type]
         else:

@@ -602,6 +602,10 @@ class AgentkitEncoder(Encoder):
             and e.error_info is UNSET
             and (e.failure is UNSET or e.failure.status == e.status)
             and (e.status != "succeeded" or e.failure is UNSET)
+            # the turn's own provider, model and id are read back as UNSET (canonical form)
+            and (e.provider is UNSET or e.provider != self._provider)
+            and (e.model is UNSET or e.model != self._model)
+            and (e.turn_id is UNSET or e.turn_id != self._turn)
         )
         self._put(parts, e, [self._wire(w, e)], native)
 

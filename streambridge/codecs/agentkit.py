@@ -606,6 +606,8 @@ class AgentkitEncoder(Encoder):
             and (e.provider is UNSET or e.provider != self._provider)
             and (e.model is UNSET or e.model != self._model)
             and (e.turn_id is UNSET or e.turn_id != self._turn)
+            # a primary answer no delta streamed reads back as a non-streaming turn (a delta added)
+            and not (e.message_id is UNSET and e.text and not self._text)
         )
         self._put(parts, e, [self._wire(w, e)], native)
 

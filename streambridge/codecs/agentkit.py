@@ -530,6 +530,8 @@ class AgentkitEncoder(Encoder):
 
     def _tool_call(self, e: ToolCall, parts: list[bytes]) -> None:
         native = _plain(e) and e.parent_id is UNSET and e.signature is UNSET and _failure_native(e.failure)
+        # the status that follows from the tool kind is read back as UNSET (canonical form)
+        native = native and e.status != _default_status(e.tool_kind)
         if e.arguments_json is not UNSET:
             arguments = e.arguments_json
             native = native and e.input is UNSET

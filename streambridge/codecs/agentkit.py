@@ -610,6 +610,7 @@ class AgentkitEncoder(Encoder):
             and (e.turn_id is UNSET or e.turn_id != self._turn)
             # a primary answer no delta streamed reads back as a non-streaming turn (a delta added)
             and not (e.message_id is UNSET and e.text and not self._text)
+            and e.text is not UNSET  # (another message's terminal) turn_end always says a text
         )
         self._put(parts, e, [self._wire(w, e)], native)
 

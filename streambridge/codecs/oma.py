@@ -331,51 +331,62 @@ class OmaDecoder(Decoder):
         return ToolOutput(call_id=r.tool_use_id, output=r.content, is_error=r.is_error)
 
     def _done(self, w: OmaEventW) -> Terminal:
-        try:
-            probe = _probe_decoder.decode(w.data)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise FrameProblem(f"a done payload object ({exc})") from None
-        end = Terminal(status="succeeded")
-        usage = probe.token_usage
-        if probe.stop_reason is not UNSET:  # LLMResponse (adapter layer)
-            usage = probe.usage
-            if isinstance(probe.model, str):
-                end.model = probe.model
-        elif probe.success is not UNSET and probe.status is not UNSET:  # AgentRunResult
-            status = _status_decoder.decode(_encode(probe.status))
-            end.status, end.failure = _agent_status(status)
-        elif probe.aborted is True:  # RunResult
-            end.status = "cancelled"
-        if usage is not UNSET and (usage.input_tokens or usage.output_tokens):
-            end.usage = Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
-        end.text = self._pieces.text()
-        if bytes(w.data) != self._ledger.done_payload(end):
-            end.result = w.data
-        if w.error_info is not UNSET:
-            end.error_info = w.error_info
-        return end
+        return read_done(w, self._ledger, self._pieces.text())
 
     def _error(self, w: OmaEventW) -> Terminal:
-        try:
-            data = _error_data_decoder.decode(w.data)
-            info = _error_info_decoder.decode(w.error_info) if w.error_info is not UNSET else _ErrorInfo()
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            data, info = _ErrorData(), _ErrorInfo()
-        code = data.code if data.code is not UNSET else info.code
-        message = data.message if data.message is not UNSET else info.message
-        status = status_for_code(code if code is not UNSET else None)
-        failure = Failure(
-            status=status,
-            message=message if message is not UNSET else DEFAULT_MESSAGES[status],
-            code=code,
-            recoverable=True if info.retryable is True else UNSET,
-        )
-        end = Terminal(status=status, failure=canonical_failure(status, failure))
-        payload, info_payload = _error_payloads(failure)
-        if bytes(w.data) != payload or w.error_info is UNSET or bytes(w.error_info) != info_payload:
-            end.result = w.data
-            end.error_info = w.error_info
-        return end
+        return read_error(w)
+
+
+def read_done(w: OmaEventW, ledger: RunLedger, text: str) -> Terminal:
+    """The terminal a ``done`` event says, after the primary ``text`` (the decoder's reading,
+    which the encoder checks a kept payload against)."""
+    try:
+        probe = _probe_decoder.decode(w.data)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise FrameProblem(f"a done payload object ({exc})") from None
+    end = Terminal(status="succeeded")
+    usage = probe.token_usage
+    if probe.stop_reason is not UNSET:  # LLMResponse (adapter layer)
+        usage = probe.usage
+        if isinstance(probe.model, str):
+            end.model = probe.model
+    elif probe.success is not UNSET and probe.status is not UNSET:  # AgentRunResult
+        status = _status_decoder.decode(_encode(probe.status))
+        end.status, end.failure = _agent_status(status)
+    elif probe.aborted is True:  # RunResult
+        end.status = "cancelled"
+    if usage is not UNSET and (usage.input_tokens or usage.output_tokens):
+        end.usage = Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
+    end.text = text
+    if bytes(w.data) != ledger.done_payload(end):
+        end.result = w.data
+    if w.error_info is not UNSET:
+        end.error_info = w.error_info
+    return end
+
+
+def read_error(w: OmaEventW) -> Terminal:
+    """The terminal an ``error`` event says."""
+    try:
+        data = _error_data_decoder.decode(w.data)
+        info = _error_info_decoder.decode(w.error_info) if w.error_info is not UNSET else _ErrorInfo()
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        data, info = _ErrorData(), _ErrorInfo()
+    code = data.code if data.code is not UNSET else info.code
+    message = data.message if data.message is not UNSET else info.message
+    status = status_for_code(code if code is not UNSET else None)
+    failure = Failure(
+        status=status,
+        message=message if message is not UNSET else DEFAULT_MESSAGES[status],
+        code=code,
+        recoverable=True if info.retryable is True else UNSET,
+    )
+    end = Terminal(status=status, failure=canonical_failure(status, failure))
+    payload, info_payload = _error_payloads(failure)
+    if bytes(w.data) != payload or w.error_info is UNSET or bytes(w.error_info) != info_payload:
+        end.result = w.data
+        end.error_info = w.error_info
+    return end
 
 
 def _agent_status(status: _AgentStatus) -> tuple[str, Failure | UnsetType]:

@@ -513,16 +513,31 @@ class OmaEncoder(Encoder):
                 native = native and e.model is UNSET and _usage_native(e.usage)
             if e.status == "cancelled":
                 native = native and e.failure is UNSET
+            kind = "done"
             data = bytes(e.result) if e.result is not UNSET else self._ledger.done_payload(e)
-            frame = self._write(b"done", data, e, bytes(e.error_info) if e.error_info is not UNSET else b"")
+            info = bytes(e.error_info) if e.error_info is not UNSET else b""
         else:
+            kind = "error"
             data, info = _error_payloads(e.failure if e.failure is not UNSET else default_failure(e.status))
             native = native and e.model is UNSET and e.usage is UNSET and _failure_native(e)
             if e.result is not UNSET:
                 data = bytes(e.result)
                 info = bytes(e.error_info) if e.error_info is not UNSET else b""
-            frame = self._write(b"error", data, e, info)
-        self._put(parts, e, [frame], native)
+        if native and (e.result is not UNSET or e.error_info is not UNSET):
+            native = self._reads_back(e, OmaEventW(type=kind, data=Raw(data), error_info=Raw(info) if info else UNSET))
+        self._put(parts, e, [self._write(kind.encode(), data, e, info)], native)
+
+    def _reads_back(self, e: Terminal, w: OmaEventW) -> bool:
+        """Whether a terminal written with a kept payload reads back as the same terminal: the
+        payload (not the event's other fields) says the status, failure, usage and model."""
+        try:
+            end = read_done(w, self._ledger, self._assembled()) if w.type == "done" else read_error(w)
+        except FrameProblem:
+            return False
+        if end.text is UNSET:
+            end.text = self._assembled()  # as Decoder._push fills it
+        end.extra = e.extra
+        return end == e
 
 
 def _usage_native(u: Usage | UnsetType) -> bool:

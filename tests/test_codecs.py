@@ -196,6 +196,16 @@ def test_oma_done_layers_are_told_apart_and_re_emitted_as_received(name: str, st
     assert convert("oma", "oma", data) == data
 
 
+def test_oma_done_with_a_status_that_is_no_agent_status_is_kept_as_received() -> None:
+    """``success`` + ``status`` is an AgentRunResult only when the status is ``{code, message?}``;
+    another payload with those members is kept like any other (it used to raise out of the
+    decoder, even in lenient mode)."""
+    data = b'{"type":"done","data":{"success":true,"status":"ok"}}\n'
+    end = decode("oma", data, strict=True)[-1]
+    assert isinstance(end, Terminal) and end.status == "succeeded" and bytes(end.result) == b'{"success":true,"status":"ok"}'
+    assert convert("oma", "oma", data) == data
+
+
 def test_oma_loop_and_budget_events_survive_other_protocols() -> None:
     data = golden("oma-loop-budget", "oma")
     for via in ("nest", "agentkit"):

@@ -350,8 +350,7 @@ def read_done(w: OmaEventW, ledger: RunLedger, text: str) -> Terminal:
         usage = probe.usage
         if isinstance(probe.model, str):
             end.model = probe.model
-    elif probe.success is not UNSET and probe.status is not UNSET:  # AgentRunResult
-        status = _status_decoder.decode(_encode(probe.status))
+    elif probe.success is not UNSET and (status := _status_of(probe.status)) is not None:  # AgentRunResult
         end.status, end.failure = _agent_status(status)
     elif probe.aborted is True:  # RunResult
         end.status = "cancelled"
@@ -387,6 +386,17 @@ def read_error(w: OmaEventW) -> Terminal:
         end.result = w.data
         end.error_info = w.error_info
     return end
+
+
+def _status_of(status: object) -> _AgentStatus | None:
+    """An AgentRunResult's ``status`` ({code, message?}); None when it is not one (then the
+    payload is no AgentRunResult, and is kept as received like any other)."""
+    if status is UNSET:
+        return None
+    try:
+        return _status_decoder.decode(_encode(status))
+    except msgspec.ValidationError:
+        return None
 
 
 def _agent_status(status: _AgentStatus) -> tuple[str, Failure | UnsetType]:

@@ -149,7 +149,8 @@ _any_decoder = msgspec.json.Decoder()
 def parse_arguments(arguments: str | UnsetType) -> tuple[Raw, bool]:
     """A tool input from raw argument text: the text itself when it is JSON, else ``{}``.
 
-    The flag says whether the text survives (it does when it is JSON, kept byte for byte)."""
+    The flag says whether the text survives (it does when it is JSON, kept byte for byte; not
+    whitespace around it, which no JSON member keeps)."""
     if arguments is UNSET:
         return Raw(b"{}"), False
     data = arguments.encode()
@@ -157,7 +158,8 @@ def parse_arguments(arguments: str | UnsetType) -> tuple[Raw, bool]:
         _any_decoder.decode(data)
     except msgspec.DecodeError:
         return Raw(b"{}"), False
-    return Raw(data), True
+    value = data.strip(b" \t\n\r")
+    return Raw(value), value == data
 
 
 def decode_known(

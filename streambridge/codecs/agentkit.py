@@ -532,11 +532,14 @@ class AgentkitEncoder(Encoder):
         native = _plain(e) and e.parent_id is UNSET and e.signature is UNSET and _failure_native(e.failure)
         # the status that follows from the tool kind is read back as UNSET (canonical form)
         native = native and e.status != _default_status(e.tool_kind)
+        carried = e
         if e.arguments_json is not UNSET:
             arguments = e.arguments_json
             native = native and e.input is UNSET
         elif e.input is not UNSET:
             arguments = bytes(e.input).decode()
+            if not native:  # carried in the spelling the decoder reads: the argument text
+                carried = msgspec.structs.replace(e, input=UNSET, arguments_json=arguments)
         else:
             arguments, native = "", False
         status = e.status if e.status is not UNSET else _default_status(e.tool_kind)
@@ -552,7 +555,7 @@ class AgentkitEncoder(Encoder):
             failure=_failure_out(e.failure),
             requires_approval=approval,
         )
-        self._put(parts, e, [self._wire(ToolCallW(message_id=self._mid(e), call=call), e)], native)
+        self._put(parts, carried, [self._wire(ToolCallW(message_id=self._mid(e), call=call), e)], native)
 
     def _tool_output(self, e: ToolOutput, parts: list[bytes]) -> None:
         raw = bytes(e.output)

@@ -581,13 +581,16 @@ class NestEncoder(Encoder):
             and e.signature is UNSET
         )
         raw_input = e.input
+        carried = e
         if raw_input is UNSET:
             raw_input, ok = parse_arguments(e.arguments_json)
             native = native and ok
+            if ok and not native:  # carried in the spelling the decoder reads: the input, parsed
+                carried = msgspec.structs.replace(e, input=raw_input, arguments_json=UNSET)
         elif e.arguments_json is not UNSET:
             native = False
         w = ToolInputAvailableW(id=e.call_id, name=e.name, input=raw_input, tool_kind=_kind_out(e.tool_kind), parent_id=e.parent_id)  # type: ignore[arg-type]
-        self._put(parts, e, [self._wire(w, e)], native)
+        self._put(parts, carried, [self._wire(w, e)], native)
 
     def _terminal(self, e: Terminal, parts: list[bytes]) -> None:
         frames: list[Payload] = []

@@ -480,13 +480,16 @@ class OmaEncoder(Encoder):
             and e.failure is UNSET
         )
         raw_input = e.input
+        carried = e
         if raw_input is UNSET:
             raw_input, ok = parse_arguments(e.arguments_json)
             native = native and ok
+            if ok and not native:  # carried in the spelling the decoder reads: the input, parsed
+                carried = msgspec.structs.replace(e, input=raw_input, arguments_json=UNSET)
         elif e.arguments_json is not UNSET:
             native = False
         block = ToolUseBlock(id=e.call_id, name=e.name, input=raw_input, signature=e.signature)
-        self._put(parts, e, [self._write(b"tool_use", _encode(block), e)], native)
+        self._put(parts, carried, [self._write(b"tool_use", _encode(block), e)], native)
 
     def _tool_output(self, e: ToolOutput, parts: list[bytes]) -> None:
         raw = bytes(e.output)

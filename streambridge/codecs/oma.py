@@ -564,6 +564,9 @@ def _usage_native(u: Usage | UnsetType) -> bool:
         and u.cost_usd is UNSET
         and u.duration_ms is UNSET
         and u.model is UNSET
+        # tokenUsage says both counts (0 when not reported) and reads back as both, unless 0
+        and u.input_tokens is not UNSET
+        and u.output_tokens is not UNSET
         and bool(u.input_tokens or u.output_tokens)
     )
 

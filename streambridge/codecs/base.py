@@ -130,6 +130,8 @@ def as_received(part: DataPart) -> bool:
 
 def splice_extra(payload: bytes, extra: dict[str, Raw]) -> bytes:
     """Append unknown members to an encoded JSON object, in their received order."""
+    if not extra:
+        return payload  # none: an empty mapping must not leave a trailing comma
     members = b",".join(json_encode(k) + b":" + bytes(v) for k, v in extra.items())
     if payload == b"{}":
         return b"{" + members + b"}"

@@ -522,10 +522,8 @@ class OmaEncoder(Encoder):
             and e.turn_id is UNSET
         )
         if e.status in ("succeeded", "cancelled"):
-            if e.result is UNSET:
-                native = native and e.model is UNSET and _usage_native(e.usage)
-            if e.status == "cancelled":
-                native = native and e.failure is UNSET
+            if e.result is UNSET:  # the done payload made here says no model and no failure
+                native = native and e.model is UNSET and _usage_native(e.usage) and e.failure is UNSET
             kind = "done"
             data = bytes(e.result) if e.result is not UNSET else self._ledger.done_payload(e)
             info = bytes(e.error_info) if e.error_info is not UNSET else b""

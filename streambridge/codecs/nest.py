@@ -606,6 +606,7 @@ class NestEncoder(Encoder):
             and e.turn_id is UNSET
             and e.result is UNSET
             and e.error_info is UNSET
+            and e.extra is UNSET  # the done and error frames are read for nothing else
         )
         if e.status == "succeeded":
             if self._step_open:

@@ -571,6 +571,8 @@ class AgentkitEncoder(Encoder):
 
     def _tool_error(self, e: ToolError, parts: list[bytes]) -> None:
         native = _plain(e) and _failure_native(e.failure)
+        # the failure agentkit writes for a bare error is read back as UNSET (canonical form)
+        native = native and e.failure != Failure(status="error", message=e.error)
         failure = _failure_out(e.failure)
         if failure is UNSET and e.error:
             failure = AgentFailure(status="error", message=e.error)

@@ -217,6 +217,14 @@ def test_oma_loop_and_budget_events_survive_other_protocols() -> None:
 # -- unknown kinds and fields ------------------------------------------------------------
 
 
+@pytest.mark.parametrize("codec", CODECS)
+def test_an_empty_extra_writes_valid_frames(codec: str) -> None:
+    """``extra={}`` says what UNSET says; it used to leave a trailing comma in the frame."""
+    events = [RunStart(run_id="r1", extra={}), TextDelta(text="a", extra={}), Terminal(extra={})]
+    data = encode(codec, events)
+    assert encode(codec, decode(codec, data, strict=True)) == data
+
+
 @pytest.mark.parametrize("source", CODECS)
 def test_unknown_kinds_and_fields_come_back_intact(source: str) -> None:
     data = golden("unknown-kinds", source)

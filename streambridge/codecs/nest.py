@@ -455,6 +455,7 @@ class NestEncoder(Encoder):
             and start.provider is UNSET
             and start.correlation_id is UNSET
             and start.extra is UNSET
+            and start.thread_id != "thr-" + run_id  # the derived thread id is read back as UNSET
         )
         self._put(parts, start, [("meta", _encode(MetaW(run_id=run_id, thread_id=thread_id)))], native)
 

@@ -526,7 +526,9 @@ class AgentkitEncoder(Encoder):
             session_id=e.thread_id,
             correlation_id=e.correlation_id,
         )
-        self._put(parts, e, [self._wire(w, e)], not e.synthetic and e.run_id is not UNSET)
+        native = not e.synthetic and e.run_id is not UNSET
+        native = native and e.message_id != "msg-" + self._turn  # the derived id is read back as UNSET
+        self._put(parts, e, [self._wire(w, e)], native)
 
     def _tool_call(self, e: ToolCall, parts: list[bytes]) -> None:
         native = _plain(e) and e.parent_id is UNSET and e.signature is UNSET and _failure_native(e.failure)

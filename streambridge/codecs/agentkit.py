@@ -568,6 +568,8 @@ class AgentkitEncoder(Encoder):
             text = raw_str(e.output)  # type: ignore[assignment]
             if text is None:
                 text, native = raw.decode(), False
+            elif _str_encode(text) != raw:  # read back as msgspec writes the string ("é", not "\u00e9")
+                native = False
         w = ToolResultW(message_id=self._mid(e), call_id=e.call_id, status="succeeded", result_text=text)
         self._put(parts, e, [self._wire(w, e)], native)
 
@@ -584,7 +586,7 @@ class AgentkitEncoder(Encoder):
         if e.output is not UNSET:
             decoded = raw_str(e.output)
             text = decoded if decoded is not None else bytes(e.output).decode()
-            native = native and decoded is not None
+            native = native and decoded is not None and _str_encode(decoded) == bytes(e.output)
         w = ToolResultW(message_id=self._mid(e), call_id=e.call_id, status="failed", result_text=text, failure=failure)
         self._put(parts, e, [self._wire(w, e)], native)
 

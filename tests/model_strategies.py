@@ -18,6 +18,7 @@ elicitation only about an announced call).
 from __future__ import annotations
 
 import functools
+import json
 import types
 import typing
 from collections.abc import Callable, Iterator
@@ -113,11 +114,19 @@ json_objects = st.dictionaries(_keys, json_values, max_size=4)
 
 
 def _raw(values: st.SearchStrategy) -> st.SearchStrategy[Raw]:
-    """Valid compact JSON, as a codec would receive it."""
-    return values.map(lambda v: Raw(msgspec.json.encode(v)))
+    """Valid compact JSON, as a codec would receive it: as msgspec writes it, or as another
+    producer may (Python's ``json.dumps`` escapes non-ASCII and writes ``1e+16``)."""
+    return st.tuples(values, st.booleans()).map(_encode_json)
 
 
-raw_values = _raw(json_values)
+def _encode_json(drawn: tuple[object, bool]) -> Raw:
+    value, escaped = drawn
+    if escaped:
+        return Raw(json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode())
+    return Raw(msgspec.json.encode(value))
+
+
+raw_values = _raw(strings | json_values)  # a string often: most tool outputs are text
 raw_objects = _raw(json_objects)
 
 #: Raw fields that hold a JSON object (per the protocols: nest's ``ui`` props and

@@ -27,6 +27,7 @@ from streambridge.events import (
     ToolCall,
     ToolDenied,
     ToolError,
+    ToolOutput,
     Usage,
 )
 
@@ -172,6 +173,9 @@ FOUND: dict[str, list[Event]] = {
     "nest: a terminal with unknown fields": [START, Terminal(extra={"x_": Raw(b"null")})],
     "agentkit: a tool error with the bare failure of its text": [
         START, ToolError(call_id="c1", error="", failure=Failure(status="error", message="")),
+    ],
+    "agentkit: a string output escaped otherwise than msgspec escapes it": [
+        START, ToolOutput(call_id="c1", output=Raw(b'"\\u00e9"')),
     ],
     "nest: a run start naming the derived thread id": [RunStart(run_id="run-1", thread_id="thr-run-1")],
     "agentkit: a run start naming the derived message id": [RunStart(run_id="run-1", message_id="msg-run-1")],

@@ -613,6 +613,7 @@ class AgentkitEncoder(Encoder):
             and e.error_info is UNSET
             and (e.failure is UNSET or e.failure.status == e.status)
             and (e.status != "succeeded" or e.failure is UNSET)
+            and canonical_failure(e.status, e.failure) is e.failure  # the default one decodes to none
             # the turn's own provider, model and id are read back as UNSET (canonical form)
             and (e.provider is UNSET or e.provider != self._provider)
             and (e.model is UNSET or e.model != self._model)

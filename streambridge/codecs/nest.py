@@ -608,6 +608,7 @@ class NestEncoder(Encoder):
             and e.result is UNSET
             and e.error_info is UNSET
             and e.extra is UNSET  # the done and error frames are read for nothing else
+            and canonical_failure(e.status, failure) is failure  # the default one decodes to none
         )
         if e.status == "succeeded":
             if self._step_open:

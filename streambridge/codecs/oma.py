@@ -520,6 +520,7 @@ class OmaEncoder(Encoder):
             and e.guarded is UNSET
             and e.correlation_id is UNSET
             and e.turn_id is UNSET
+            and canonical_failure(e.status, e.failure) is e.failure  # the default one decodes to none
         )
         if e.status in ("succeeded", "cancelled"):
             if e.result is UNSET:  # the done payload made here says no model and no failure

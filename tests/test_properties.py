@@ -17,6 +17,7 @@ from msgspec import Raw
 
 from streambridge import StreamError, translate
 from streambridge.codecs import get
+from streambridge.codecs.base import default_failure
 from streambridge.events import (
     EVENT_TYPES,
     DataPart,
@@ -138,8 +139,8 @@ def test_every_field_alone_obeys_the_laws(cls: type[Event], path: tuple[str, ...
     assert_cross_trips(events)
 
 
-#: the codec bugs the tests above found (and two derived ids found beside them, which random
-#: strings do not hit), each in its smallest form, kept so they stay fixed
+#: the codec bugs the tests above found (and three canonical forms found beside them, which
+#: random values hardly hit), each in its smallest form, kept so they stay fixed
 START = RunStart(run_id="run-1")
 FOUND: dict[str, list[Event]] = {
     "agentkit: a failure with status succeeded": [
@@ -176,6 +177,9 @@ FOUND: dict[str, list[Event]] = {
     ],
     "agentkit: a string output escaped otherwise than msgspec escapes it": [
         START, ToolOutput(call_id="c1", output=Raw(b'"\\u00e9"')),
+    ],
+    "every codec: a carried terminal with its status's default failure": [
+        START, Terminal(status="error", failure=default_failure("error"), provider="p"),
     ],
     "nest: a run start naming the derived thread id": [RunStart(run_id="run-1", thread_id="thr-run-1")],
     "agentkit: a run start naming the derived message id": [RunStart(run_id="run-1", message_id="msg-run-1")],

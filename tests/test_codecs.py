@@ -269,6 +269,16 @@ def test_oma_done_layers_are_told_apart_and_re_emitted_as_received(name: str, st
     assert convert("oma", "oma", data) == data
 
 
+def test_oma_done_with_a_status_that_is_no_agent_status_is_kept_as_received() -> None:
+    """``success`` + ``status`` is an AgentRunResult only when the status is ``{code, message?}``;
+    another payload with those members is kept like any other (it used to raise out of the
+    decoder, even in lenient mode)."""
+    data = b'{"type":"done","data":{"success":true,"status":"ok"}}\n'
+    end = decode("oma", data, strict=True)[-1]
+    assert isinstance(end, Terminal) and end.status == "succeeded" and bytes(end.result) == b'{"success":true,"status":"ok"}'
+    assert convert("oma", "oma", data) == data
+
+
 def test_oma_loop_and_budget_events_survive_other_protocols() -> None:
     data = golden("oma-loop-budget", "oma")
     for via in ("nest", "agentkit"):
@@ -278,6 +288,14 @@ def test_oma_loop_and_budget_events_survive_other_protocols() -> None:
 
 
 # -- unknown kinds and fields ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_an_empty_extra_writes_valid_frames(codec: str) -> None:
+    """``extra={}`` says what UNSET says; it used to leave a trailing comma in the frame."""
+    events = [RunStart(run_id="r1", extra={}), TextDelta(text="a", extra={}), Terminal(extra={})]
+    data = encode(codec, events)
+    assert encode(codec, decode(codec, data, strict=True)) == data
 
 
 @pytest.mark.parametrize("source", CODECS)

@@ -47,6 +47,7 @@ from .base import (
     Decoder,
     Encoder,
     FrameProblem,
+    as_received,
     canonical_failure,
     decode_envelope,
     decode_known,
@@ -228,6 +229,12 @@ def _failure_out(f: Failure | UnsetType) -> AgentFailure | UnsetType:
         retry_after_ms=f.retry_after_ms,
         correlation_id=f.correlation_id,
     )
+
+
+def _failure_native(f: Failure | UnsetType) -> bool:
+    """Whether agentkit says the failure as it is (an ``AgentFailure`` has no ``succeeded``
+    status: :func:`_failure_out` writes ``error`` for it)."""
+    return f is UNSET or f.status != "succeeded"
 
 
 def _usage_in(u: AgentUsage | UnsetType) -> Usage | UnsetType:
@@ -453,7 +460,7 @@ class AgentkitEncoder(Encoder):
         return b'{"type":' + name + b',"messageId":' + json_encode(mid) + b"," + body + b"}"
 
     def _fast_text(self, e: TextDelta) -> bytes | None:
-        if e.message_id is UNSET or e.synthetic or e.part_id is not UNSET or e.extra is not UNSET or e.verbatim is not UNSET:
+        if e.message_id is UNSET or e.synthetic or e.part_id is not UNSET or e.extra is not UNSET or e.verbatim is not UNSET or e.event_id is not UNSET:
             return super()._fast_text(e)
         mid = json_encode(e.message_id)  # another agent's message: agentkit says it natively
         return self._head + b'{"type":"text_delta","messageId":' + mid + b',"text":' + json_encode(e.text) + self._text_tail
@@ -494,7 +501,7 @@ class AgentkitEncoder(Encoder):
             self._tool_error(e, parts)  # type: ignore[arg-type]
         elif t is ToolDenied:
             w = ToolResultW(message_id=self._mid(e), call_id=e.call_id, status="denied", result_text=e.reason, failure=_failure_out(e.failure))  # type: ignore[attr-defined]
-            self._put(parts, e, [self._wire(w, e)], _plain(e))
+            self._put(parts, e, [self._wire(w, e)], _plain(e) and _failure_native(e.failure))  # type: ignore[attr-defined]
         elif t is Sources:
             sources = [AgentSource(**msgspec.structs.asdict(s)) for s in e.sources]  # type: ignore[attr-defined]
             self._put(parts, e, [self._wire(SourcesW(message_id=self._mid(e), sources=sources), e)], _plain(e))
@@ -506,7 +513,7 @@ class AgentkitEncoder(Encoder):
         elif t is Status:
             self._put(parts, e, [self._wire(StatusW(message_id=self._mid(e), label=e.label), e)], _plain(e))  # type: ignore[attr-defined]
         elif t is DataPart and e.origin == "agentkit":  # type: ignore[attr-defined]
-            self._put(parts, e, [bytes(e.data)], True)  # type: ignore[attr-defined]
+            self._put(parts, e, [bytes(e.data)], as_received(e))  # type: ignore[arg-type]
         elif t is Terminal:
             self._terminal(e, parts)  # type: ignore[arg-type]
         else:
@@ -532,15 +539,21 @@ class AgentkitEncoder(Encoder):
             correlation_id=e.correlation_id,
         )
         native = invented_start(e) or (not e.synthetic and e.run_id is not UNSET and e.resumed is UNSET)
+        native = native and e.message_id != "msg-" + self._turn  # the derived id is read back as UNSET
         self._put(parts, e, [self._wire(w, e)], native)
 
     def _tool_call(self, e: ToolCall, parts: list[bytes]) -> None:
-        native = _plain(e) and e.parent_id is UNSET and e.signature is UNSET
+        native = _plain(e) and e.parent_id is UNSET and e.signature is UNSET and _failure_native(e.failure)
+        # the status that follows from the tool kind is read back as UNSET (canonical form)
+        native = native and e.status != _default_status(e.tool_kind)
+        carried = e
         if e.arguments_json is not UNSET:
             arguments = e.arguments_json
             native = native and e.input is UNSET
         elif e.input is not UNSET:
             arguments = bytes(e.input).decode()
+            if not native:  # carried in the spelling the decoder reads: the argument text
+                carried = msgspec.structs.replace(e, input=UNSET, arguments_json=arguments)
         else:
             arguments, native = "", False
         status = e.status if e.status is not UNSET else _default_status(e.tool_kind)
@@ -556,7 +569,7 @@ class AgentkitEncoder(Encoder):
             failure=_failure_out(e.failure),
             requires_approval=approval,
         )
-        self._put(parts, e, [self._wire(ToolCallW(message_id=self._mid(e), call=call), e)], native or invented_call(e))
+        self._put(parts, carried, [self._wire(ToolCallW(message_id=self._mid(e), call=call), e)], native or invented_call(e))
 
     def _tool_output(self, e: ToolOutput, parts: list[bytes]) -> None:
         raw = bytes(e.output)
@@ -567,11 +580,15 @@ class AgentkitEncoder(Encoder):
             text = raw_str(e.output)  # type: ignore[assignment]
             if text is None:
                 text, native = raw.decode(), False
+            elif _str_encode(text) != raw:  # read back as msgspec writes the string ("é", not "\u00e9")
+                native = False
         w = ToolResultW(message_id=self._mid(e), call_id=e.call_id, status="succeeded", result_text=text)
         self._put(parts, e, [self._wire(w, e)], native)
 
     def _tool_error(self, e: ToolError, parts: list[bytes]) -> None:
-        native = _plain(e)
+        native = _plain(e) and _failure_native(e.failure)
+        # the failure agentkit writes for a bare error is read back as UNSET (canonical form)
+        native = native and e.failure != Failure(status="error", message=e.error)
         failure = _failure_out(e.failure)
         if failure is UNSET and e.error:
             failure = AgentFailure(status="error", message=e.error)
@@ -581,7 +598,7 @@ class AgentkitEncoder(Encoder):
         if e.output is not UNSET:
             decoded = raw_str(e.output)
             text = decoded if decoded is not None else bytes(e.output).decode()
-            native = native and decoded is not None
+            native = native and decoded is not None and _str_encode(decoded) == bytes(e.output)
         w = ToolResultW(message_id=self._mid(e), call_id=e.call_id, status="failed", result_text=text, failure=failure)
         self._put(parts, e, [self._wire(w, e)], native)
 
@@ -608,6 +625,14 @@ class AgentkitEncoder(Encoder):
             and e.error_info is UNSET
             and (e.failure is UNSET or e.failure.status == e.status)
             and (e.status != "succeeded" or e.failure is UNSET)
+            and canonical_failure(e.status, e.failure) is e.failure  # the default one decodes to none
+            # the turn's own provider, model and id are read back as UNSET (canonical form)
+            and (e.provider is UNSET or e.provider != self._provider)
+            and (e.model is UNSET or e.model != self._model)
+            and (e.turn_id is UNSET or e.turn_id != self._turn)
+            # a primary answer no delta streamed reads back as a non-streaming turn (a delta added)
+            and not (e.message_id is UNSET and e.text and not self._text)
+            and e.text is not UNSET  # (another message's terminal) turn_end always says a text
         )
         self._put(parts, e, [self._wire(w, e)], native)
 

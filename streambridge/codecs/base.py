@@ -144,6 +144,9 @@ class FrameProblem(Exception):
 class _Carrier(msgspec.Struct):
     event: Raw
     covers: int = 0
+    #: a terminal whose answer came whole (no delta streamed it): the covered frames start with
+    #: that text, written for readers that need text frames
+    whole: bool = False
 
 
 _carrier_decoder = msgspec.json.Decoder(_Carrier)
@@ -174,8 +177,16 @@ def raw_str(raw: Raw | None) -> str | None:
         return None
 
 
+def as_received(part: DataPart) -> bool:
+    """Whether writing a data part's ``data`` (its origin's own frame) says all of it: the frame
+    has no place for the part's ``id``, ``transient`` or unknown fields."""
+    return part.id is UNSET and part.transient is UNSET and part.extra is UNSET
+
+
 def splice_extra(payload: bytes, extra: dict[str, Raw]) -> bytes:
     """Append unknown members to an encoded JSON object, in their received order."""
+    if not extra:
+        return payload  # none: an empty mapping must not leave a trailing comma
     members = b",".join(json_encode(k) + b":" + bytes(v) for k, v in extra.items())
     if payload == b"{}":
         return b"{" + members + b"}"
@@ -195,7 +206,8 @@ _any_decoder = msgspec.json.Decoder()
 def parse_arguments(arguments: str | UnsetType) -> tuple[Raw, bool]:
     """A tool input from raw argument text: the text itself when it is JSON, else ``{}``.
 
-    The flag says whether the text survives (it does when it is JSON, kept byte for byte)."""
+    The flag says whether the text survives (it does when it is JSON, kept byte for byte; not
+    whitespace around it, which no JSON member keeps)."""
     if arguments is UNSET:
         return Raw(b"{}"), False
     data = arguments.encode()
@@ -203,7 +215,8 @@ def parse_arguments(arguments: str | UnsetType) -> tuple[Raw, bool]:
         _any_decoder.decode(data)
     except msgspec.DecodeError:
         return Raw(b"{}"), False
-    return Raw(data), True
+    value = data.strip(b" \t\n\r")
+    return Raw(value), value == data
 
 
 def decode_known(
@@ -497,6 +510,7 @@ class Decoder:
         #: the message id a text wire must carry to be primary text; None when every text wire
         #: of the protocol is (agentkit: its primary message, once known)
         self._text_owner: object = None
+        self._whole = False  # the carrier just read is a terminal whose answer came whole
         self._calls: set[str] = set()  # tool calls announced so far
         self._pieces = TextPieces(self._text)
 
@@ -664,6 +678,7 @@ class Decoder:
             raise FrameProblem(f"a streambridge data part holding a valid event ({exc})") from None
         self._cover_next = max(carrier.covers, 0)
         self._from_carrier = True
+        self._whole = carrier.whole and type(event) is Terminal and isinstance(event.text, str)  # type: ignore[attr-defined]
         return event
 
     def _with_verbatim(self, events: list[Event], members: dict[str, Raw]) -> list[Event]:
@@ -729,6 +744,9 @@ class Decoder:
             self._release(out)
             self._bad_frame(frame, str(exc), out, exc.kind)
             return
+        if self._whole:  # a carried terminal whose answer came whole: the delta it was made from
+            self._whole = False
+            events.insert(0, TextDelta(text=events[0].text, synthetic=True))  # type: ignore[attr-defined]
         if frame.own_id and frame.last_id:
             for event in events:
                 if event.event_id is UNSET:  # an NDJSON-carried event brings its own
@@ -914,7 +932,7 @@ class Encoder:
             covered, self._covered = self._covered, []
             native = False  # its text came whole: its carrier renders that text's frames too
         if not native and not amend:
-            parts.append(self._carry(event, len(covered) + len(payloads), line_id))
+            parts.append(self._carry(event, len(covered) + len(payloads), line_id, whole=bool(covered)))
             parts.extend(covered)
             line_id = ""
         frame_id = "" if amend and not native else line_id  # an amending carrier says the id
@@ -933,13 +951,13 @@ class Encoder:
             return b"data: " + payload + b"\n\n"
         return self._frame(payload, name, event_id)
 
-    def _carry(self, event: Event, covers: int = 0, line_id: str = "") -> bytes:
+    def _carry(self, event: Event, covers: int = 0, line_id: str = "", *, whole: bool = False) -> bytes:
         """The framed carrier of an event, with the event's id on its ``id:`` line when it has
         one (else in its body). Those of bare step brackets, the most frequent carriers, are
         made once per encoder."""
         template = _BARE_STRUCTURE.get((type(event), event.synthetic))
         if template is None or event != template:
-            body = carrier_body(event, covers, keep_id=not line_id)
+            body = carrier_body(event, covers, keep_id=not line_id, whole=whole)
             return self._emit(self._carrier_payload(event, _carrier_name(event), body), "", line_id)
         key = (type(event), event.synthetic, covers)
         payload = self._bare_carriers.get(key)
@@ -1001,6 +1019,10 @@ class Encoder:
                     self._handle(announcement(ToolInputStart, event.call_id), parts)  # type: ignore[attr-defined]
             else:  # a tool outcome
                 self._announce(event.call_id, parts)  # type: ignore[attr-defined]
+        if t is ToolInputStart and not self._says_input_start and invented_call(event):
+            return  # invented for an input delta: this protocol's decoder invents it again
+        if t is ToolCall and event.call_id in self._announced and invented_call(event):  # type: ignore[attr-defined]
+            return  # an invented announcement of a call this output announced already
         if t is TextDelta and event.synthetic and event.message_id is UNSET and not self._terminal_says_text:
             self._whole_text.append(event)  # made from the source's terminal, which follows
             self._text_ready = False
@@ -1039,13 +1061,16 @@ def _verbatim_payloads(payloads: list[Payload], members: dict[str, Raw]) -> list
 _NEEDS_CARE = frozenset((TextDelta, Terminal, ToolInputDelta, ToolOutput, ToolError, ToolDenied))
 
 
-def carrier_body(event: Event, covers: int, *, keep_id: bool = True) -> bytes:
-    """The shared members of a carrier: ``"covers":N,"event":{...}`` (covers left out when 0).
+def carrier_body(event: Event, covers: int, *, keep_id: bool = True, whole: bool = False) -> bytes:
+    """The shared members of a carrier: ``"covers":N,"whole":true,"event":{...}`` (covers left
+    out when 0, whole when false).
 
     The event's ``event_id`` is left out when the frame's own ``id:`` line says it."""
     if not keep_id and event.event_id is not UNSET:
         event = msgspec.structs.replace(event, event_id=UNSET)
     body = b'"event":' + encode_event(event)
+    if whole:
+        body = b'"whole":true,' + body
     if covers:
         return b'"covers":' + str(covers).encode() + b"," + body
     return body

@@ -46,6 +46,7 @@ from .base import (
     Encoder,
     FrameProblem,
     Payload,
+    as_received,
     canonical_failure,
     decode_envelope,
     decode_known,
@@ -280,6 +281,7 @@ class NestDecoder(Decoder):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self._cancelled = False
+        self._cancelled_id: str | UnsetType = UNSET
         self._steps: StepJudge[Event] = StepJudge()
 
     _hot_decoder = _frame_decoder  # a data frame of a known kind with no unknown fields
@@ -335,7 +337,10 @@ class NestDecoder(Decoder):
                 pass
         if event_name == "meta":
             return [self._decode_meta(data)]
-        return self._decode_body(event_name, data, frame)
+        events = self._decode_body(event_name, data, frame)
+        if not events and self._cancelled and frame.own_id:
+            self._cancelled_id = frame.last_id
+        return events
 
     def _finish(self, out: list[Event]) -> None:
         if self._steps.pending:
@@ -359,9 +364,10 @@ class NestDecoder(Decoder):
 
     def _decode_body(self, event_name: str, data: bytes, frame: Frame) -> list[Event]:
         if event_name == "done":
-            status = "cancelled" if self._cancelled else "succeeded"
-            self._cancelled = False
-            return [Terminal(status=status)]
+            if not self._cancelled:
+                return [Terminal(status="succeeded")]
+            self._cancelled = False  # the terminal's id stood on its cancelled frame
+            return [Terminal(status="cancelled", event_id=self._cancelled_id)]
         if event_name == "error":
             return [self._error_terminal(data)]
         try:
@@ -524,6 +530,7 @@ class NestEncoder(Encoder):
             and start.provider is UNSET
             and start.correlation_id is UNSET
             and start.extra is UNSET
+            and (run_id is UNSET or start.thread_id != "thr-" + run_id)  # the derived thread id reads back as UNSET
         )
         self._put(parts, start, [("meta", _encode(MetaW(run_id=run_id, thread_id=thread_id)))], native)
 
@@ -626,7 +633,7 @@ class NestEncoder(Encoder):
         elif t is Queue:
             self._put(parts, e, [self._wire(QueueW(queue=e.queue, started=e.started), e)], _plain(e))  # type: ignore[attr-defined]
         elif t is DataPart and e.origin == "nest":  # type: ignore[attr-defined]
-            self._put(parts, e, [bytes(e.data)], e.message_id is UNSET)
+            self._put(parts, e, [bytes(e.data)], e.message_id is UNSET and as_received(e))  # type: ignore[arg-type]
         elif t is Terminal:
             self._terminal(e, parts)  # type: ignore[arg-type]
         else:
@@ -681,13 +688,16 @@ class NestEncoder(Encoder):
             and e.signature is UNSET
         )
         raw_input = e.input
+        carried = e
         if raw_input is UNSET:
             raw_input, ok = parse_arguments(e.arguments_json)
             native = native and ok
+            if ok and not native:  # carried in the spelling the decoder reads: the input, parsed
+                carried = msgspec.structs.replace(e, input=raw_input, arguments_json=UNSET)
         elif e.arguments_json is not UNSET:
             native = False
         w = ToolInputAvailableW(id=e.call_id, name=e.name, input=raw_input, tool_kind=_kind_out(e.tool_kind), parent_id=e.parent_id)  # type: ignore[arg-type]
-        self._put(parts, e, [self._wire(w, e)], native or invented_call(e))
+        self._put(parts, carried, [self._wire(w, e)], native or invented_call(e))
 
     def _terminal(self, e: Terminal, parts: list[bytes]) -> None:
         frames: list[Payload] = []
@@ -703,6 +713,8 @@ class NestEncoder(Encoder):
             and e.turn_id is UNSET
             and e.result is UNSET
             and e.error_info is UNSET
+            and e.extra is UNSET  # the done and error frames are read for nothing else
+            and canonical_failure(e.status, failure) is failure  # the default one decodes to none
         )
         if e.status == "succeeded":  # an open step stays open: the server ends runs so too
             frames.append(("done", _DONE))

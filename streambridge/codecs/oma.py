@@ -41,6 +41,7 @@ from .base import (
     Encoder,
     FrameProblem,
     TextPieces,
+    as_received,
     canonical_failure,
     decode_envelope,
     decode_lenient,
@@ -333,51 +334,72 @@ class OmaDecoder(Decoder):
         return ToolOutput(call_id=r.tool_use_id, output=r.content, is_error=r.is_error)
 
     def _done(self, w: OmaEventW) -> Terminal:
-        try:
-            probe = _probe_decoder.decode(w.data)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise FrameProblem(f"a done payload object ({exc})") from None
-        end = Terminal(status="succeeded")
-        usage = probe.token_usage
-        if probe.stop_reason is not UNSET:  # LLMResponse (adapter layer)
-            usage = probe.usage
-            if isinstance(probe.model, str):
-                end.model = probe.model
-        elif probe.success is not UNSET and probe.status is not UNSET:  # AgentRunResult
-            status = _status_decoder.decode(_encode(probe.status))
-            end.status, end.failure = _agent_status(status)
-        elif probe.aborted is True:  # RunResult
-            end.status = "cancelled"
-        if usage is not UNSET and (usage.input_tokens or usage.output_tokens):
-            end.usage = Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
-        end.text = self._pieces.text()
-        if bytes(w.data) != self._ledger.done_payload(end):
-            end.result = w.data
-        if w.error_info is not UNSET:
-            end.error_info = w.error_info
-        return end
+        return read_done(w, self._ledger, self._pieces.text())
 
     def _error(self, w: OmaEventW) -> Terminal:
-        try:
-            data = _error_data_decoder.decode(w.data)
-            info = _error_info_decoder.decode(w.error_info) if w.error_info is not UNSET else _ErrorInfo()
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            data, info = _ErrorData(), _ErrorInfo()
-        code = data.code if data.code is not UNSET else info.code
-        message = data.message if data.message is not UNSET else info.message
-        status = status_for_code(code if code is not UNSET else None)
-        failure = Failure(
-            status=status,
-            message=message if message is not UNSET else DEFAULT_MESSAGES[status],
-            code=code,
-            recoverable=True if info.retryable is True else UNSET,
-        )
-        end = Terminal(status=status, failure=canonical_failure(status, failure))
-        payload, info_payload = _error_payloads(failure)
-        if bytes(w.data) != payload or w.error_info is UNSET or bytes(w.error_info) != info_payload:
-            end.result = w.data
-            end.error_info = w.error_info
-        return end
+        return read_error(w)
+
+
+def read_done(w: OmaEventW, ledger: RunLedger, text: str) -> Terminal:
+    """The terminal a ``done`` event says, after the primary ``text`` (the decoder's reading,
+    which the encoder checks a kept payload against)."""
+    try:
+        probe = _probe_decoder.decode(w.data)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise FrameProblem(f"a done payload object ({exc})") from None
+    end = Terminal(status="succeeded")
+    usage = probe.token_usage
+    if probe.stop_reason is not UNSET:  # LLMResponse (adapter layer)
+        usage = probe.usage
+        if isinstance(probe.model, str):
+            end.model = probe.model
+    elif probe.success is not UNSET and (status := _status_of(probe.status)) is not None:  # AgentRunResult
+        end.status, end.failure = _agent_status(status)
+    elif probe.aborted is True:  # RunResult
+        end.status = "cancelled"
+    if usage is not UNSET and (usage.input_tokens or usage.output_tokens):
+        end.usage = Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
+    end.text = text
+    if bytes(w.data) != ledger.done_payload(end):
+        end.result = w.data
+    if w.error_info is not UNSET:
+        end.error_info = w.error_info
+    return end
+
+
+def read_error(w: OmaEventW) -> Terminal:
+    """The terminal an ``error`` event says."""
+    try:
+        data = _error_data_decoder.decode(w.data)
+        info = _error_info_decoder.decode(w.error_info) if w.error_info is not UNSET else _ErrorInfo()
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        data, info = _ErrorData(), _ErrorInfo()
+    code = data.code if data.code is not UNSET else info.code
+    message = data.message if data.message is not UNSET else info.message
+    status = status_for_code(code if code is not UNSET else None)
+    failure = Failure(
+        status=status,
+        message=message if message is not UNSET else DEFAULT_MESSAGES[status],
+        code=code,
+        recoverable=True if info.retryable is True else UNSET,
+    )
+    end = Terminal(status=status, failure=canonical_failure(status, failure))
+    payload, info_payload = _error_payloads(failure)
+    if bytes(w.data) != payload or w.error_info is UNSET or bytes(w.error_info) != info_payload:
+        end.result = w.data
+        end.error_info = w.error_info
+    return end
+
+
+def _status_of(status: object) -> _AgentStatus | None:
+    """An AgentRunResult's ``status`` ({code, message?}); None when it is not one (then the
+    payload is no AgentRunResult, and is kept as received like any other)."""
+    if status is UNSET:
+        return None
+    try:
+        return _status_decoder.decode(_encode(status))
+    except msgspec.ValidationError:
+        return None
 
 
 def _agent_status(status: _AgentStatus) -> tuple[str, Failure | UnsetType]:
@@ -442,7 +464,7 @@ class OmaEncoder(Encoder):
             block = ToolResultBlock(tool_use_id=e.call_id, content=Raw(content), is_error=True)  # type: ignore[attr-defined]
             self._put(parts, e, [self._write(b"tool_result", _encode(block), e)], False)
         elif t is DataPart and e.origin == "oma":  # type: ignore[attr-defined]
-            self._put(parts, e, [bytes(e.data)], e.message_id is UNSET)  # type: ignore[attr-defined]
+            self._put(parts, e, [bytes(e.data)], e.message_id is UNSET and as_received(e))  # type: ignore[arg-type]
         elif t is Terminal:
             self._terminal(e, parts)  # type: ignore[arg-type]
         else:
@@ -461,13 +483,16 @@ class OmaEncoder(Encoder):
             and e.failure is UNSET
         )
         raw_input = e.input
+        carried = e
         if raw_input is UNSET:
             raw_input, ok = parse_arguments(e.arguments_json)
             native = native and ok
+            if ok and not native:  # carried in the spelling the decoder reads: the input, parsed
+                carried = msgspec.structs.replace(e, input=raw_input, arguments_json=UNSET)
         elif e.arguments_json is not UNSET:
             native = False
         block = ToolUseBlock(id=e.call_id, name=e.name, input=raw_input, signature=e.signature)
-        self._put(parts, e, [self._write(b"tool_use", _encode(block), e)], native or invented_call(e))
+        self._put(parts, carried, [self._write(b"tool_use", _encode(block), e)], native or invented_call(e))
 
     def _tool_output(self, e: ToolOutput, parts: list[bytes]) -> None:
         raw = bytes(e.output)
@@ -498,22 +523,36 @@ class OmaEncoder(Encoder):
             and e.guarded is UNSET
             and e.correlation_id is UNSET
             and e.turn_id is UNSET
+            and canonical_failure(e.status, e.failure) is e.failure  # the default one decodes to none
         )
         if e.status in ("succeeded", "cancelled"):
-            if e.result is UNSET:
-                native = native and e.model is UNSET and _usage_native(e.usage)
-            if e.status == "cancelled":
-                native = native and e.failure is UNSET
+            if e.result is UNSET:  # the done payload made here says no model and no failure
+                native = native and e.model is UNSET and _usage_native(e.usage) and e.failure is UNSET
+            kind = "done"
             data = bytes(e.result) if e.result is not UNSET else self._ledger.done_payload(e)
-            frame = self._write(b"done", data, e, bytes(e.error_info) if e.error_info is not UNSET else b"")
+            info = bytes(e.error_info) if e.error_info is not UNSET else b""
         else:
+            kind = "error"
             data, info = _error_payloads(e.failure if e.failure is not UNSET else default_failure(e.status))
             native = native and e.model is UNSET and e.usage is UNSET and _failure_native(e)
             if e.result is not UNSET:
                 data = bytes(e.result)
                 info = bytes(e.error_info) if e.error_info is not UNSET else b""
-            frame = self._write(b"error", data, e, info)
-        self._put(parts, e, [frame], native)
+        if native and (e.result is not UNSET or e.error_info is not UNSET):
+            native = self._reads_back(e, OmaEventW(type=kind, data=Raw(data), error_info=Raw(info) if info else UNSET))
+        self._put(parts, e, [self._write(kind.encode(), data, e, info)], native)
+
+    def _reads_back(self, e: Terminal, w: OmaEventW) -> bool:
+        """Whether a terminal written with a kept payload reads back as the same terminal: the
+        payload (not the event's other fields) says the status, failure, usage and model."""
+        try:
+            end = read_done(w, self._ledger, self._assembled()) if w.type == "done" else read_error(w)
+        except FrameProblem:
+            return False
+        if end.text is UNSET:
+            end.text = self._assembled()  # as Decoder._push fills it
+        end.extra = e.extra
+        return end == e
 
 
 def _usage_native(u: Usage | UnsetType) -> bool:
@@ -527,6 +566,9 @@ def _usage_native(u: Usage | UnsetType) -> bool:
         and u.cost_usd is UNSET
         and u.duration_ms is UNSET
         and u.model is UNSET
+        # tokenUsage says both counts (0 when not reported) and reads back as both, unless 0
+        and u.input_tokens is not UNSET
+        and u.output_tokens is not UNSET
         and bool(u.input_tokens or u.output_tokens)
     )
 

@@ -10,7 +10,7 @@ import pytest
 
 from streambridge.cli import diff, transcripts
 
-from .cli_support import CAPTURES, GOLDEN, invoke, translated, user_error
+from .cli_support import CAPTURES, GOLDEN, invoke, on_terminal, translated, user_error
 from .corpus import FILES, SCENARIOS
 
 
@@ -320,15 +320,11 @@ def test_a_text_run_keeps_at_most_the_text_limit() -> None:
     assert value["chars"] == 100000 and shown is not None and shown.startswith("0123456789")
 
 
-def test_no_progress_unless_stderr_is_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_progress_unless_stderr_is_a_terminal(tmp_path: Path) -> None:
     path = _write(tmp_path / "a.sse", _nest(200))
     other = _write(tmp_path / "b.sse", _nest(200, text=b"other"))
     quiet = invoke("diff", path, other)
     assert quiet.exit_code == 1 and quiet.stderr == ""
-    with path.open("rb") as stream:
-        source = transcripts.Source(str(path), stream, path.stat().st_size, is_file=True)
-        assert not diff.wants_progress([source])
-        monkeypatch.setattr(diff, "stderr_is_terminal", lambda: True)
-        assert diff.wants_progress([source])
-    shown = invoke("diff", path, other)
-    assert shown.stdout == quiet.stdout and "@@" not in shown.stderr  # a bar never shares a line with the report
+    shown = on_terminal("diff", path, other, cwd=tmp_path, stdout=False)  # stderr on a real terminal
+    assert shown.returncode == 1 and shown.stdout.decode() == quiet.stdout
+    assert b"@@" not in shown.screen  # the bar never shares a line with the report

@@ -53,8 +53,6 @@ from typing import Annotated, Any
 import msgspec
 import typer
 from msgspec import UNSET
-from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
 from ..codecs import Codec
 from ..codecs.base import Decoder, default_failure
@@ -75,12 +73,12 @@ from ..events import (
 )
 from .common import (
     EXIT_FINDINGS,
+    ProgressBar,
     UserError,
     VerboseOption,
     collect_warnings,
     complete_protocol,
     set_verbose,
-    stderr_is_terminal,
 )
 from .options import protocol_help
 from .transcripts import CHUNK_SIZE, Detected, Source, cut_frames, detect, open_source
@@ -772,23 +770,15 @@ class Comparison:
 # -- the command -----------------------------------------------------------------------------
 
 
-def wants_progress(sources: Sequence[Source]) -> bool:
-    """A progress bar only for files read while a person watches stderr."""
-    return stderr_is_terminal() and all(s.is_file and s.size for s in sources)
-
-
 @contextlib.contextmanager
 def progress_for(sources: Sequence[Source], description: str) -> Iterator[Callable[[], None]]:
-    """A transient bar on stderr over the bytes of ``sources``; the report is printed after it
-    is gone, so the two never share a line."""
-    if not wants_progress(sources):
+    """The shared bar (see :class:`~.common.ProgressBar`) over the bytes of ``sources`` when all
+    are files; the report is printed after it is gone, so the two never share a line."""
+    if not all(s.is_file and s.size for s in sources):
         yield lambda: None
         return
-    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn())
-    console = Console(stderr=True)
-    with Progress(*columns, console=console, transient=True, redirect_stdout=False, redirect_stderr=False) as progress:
-        task = progress.add_task(description, total=sum(s.size or 0 for s in sources))
-        yield lambda: progress.update(task, completed=sum(s.consumed for s in sources))
+    with ProgressBar(description, sum(s.size or 0 for s in sources)) as bar:
+        yield lambda: bar.update(sum(s.consumed for s in sources))
 
 
 @dataclass

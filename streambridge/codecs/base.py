@@ -434,6 +434,8 @@ class EncodingSink:
         if not encoder._text_ready or (ids is not None and not encoder._sse):
             _append_deltas(self, texts, reasoning, ids)  # type: ignore[arg-type]
             return
+        if encoder._owed:
+            encoder._pay(self.parts)
         # writing plain deltas changes no encoder state, so the whole run is one join
         self.count += len(texts)
         if reasoning:
@@ -456,6 +458,8 @@ class EncodingSink:
         if type(event) is TextDelta and encoder._started and not encoder._terminated:
             frame = encoder._fast_text(event)
             if frame is not None:
+                if encoder._owed:
+                    encoder._pay(self.parts)
                 if event.message_id is UNSET and encoder._own_text:
                     encoder._text.append(event.text)
                 self.parts.append(frame)
@@ -828,6 +832,8 @@ class Encoder:
         #: a plain primary text delta can be written from ``_text_head`` + JSON + ``_text_tail``,
         #: a plain primary reasoning delta from ``_reasoning_head`` + JSON + ``_text_tail``
         self._text_ready = False
+        #: frames held back that plain text must be preceded by (see :meth:`_pay`)
+        self._owed = False
         self._text_head = b""
         self._reasoning_head = b""
         self._text_tail = b""
@@ -898,6 +904,10 @@ class Encoder:
     def _plain_text_ok(self) -> bool:
         """Whether the protocol's state lets a plain text delta be written as it stands."""
         return bool(self._text_head)
+
+    def _pay(self, parts: list[bytes]) -> None:
+        """Write what ``_owed`` says must come before plain text written on the fast path."""
+        self._owed = False
 
     def _handle(self, event: Event, parts: list[bytes]) -> None:
         raise NotImplementedError

@@ -299,10 +299,14 @@ class NestDecoder(Decoder):
         self._deliver(event, out, carried=self._from_carrier)
 
     def _accept(self, event: Event) -> None:
-        if self._steps.pending or type(event) in STEP_STATE:
+        t = type(event)
+        steps = self._steps
+        if steps.pending or t is StepStart or t is StepFinish:
             self._deliver(event, self._out, carried=False)
-        else:
-            self._out.append(event)
+            return
+        if t in STEP_STATE:  # a tool call (never a terminal or primary text on this path)
+            steps.follow(t)
+        self._out.append(event)
 
     def _deliver(self, event: Event, out: list[Event], *, carried: bool) -> None:
         t = type(event)
@@ -506,7 +510,19 @@ class NestEncoder(Encoder):
         return b'{"kind":' + name + b"," + body + b"}"
 
     def _plain_text_ok(self) -> bool:
-        return self._step_open and not self._tool_in_step and not self.sequence_ids and not self._steps.pending
+        pending = self._steps.pending
+        # brackets of this encoder's own that wait are implied by the text: written before it
+        self._owed = bool(pending)
+        return (
+            self._step_open
+            and not self._tool_in_step
+            and not self.sequence_ids
+            and all(item[1] is None for _, item in pending)
+        )
+
+    def _pay(self, parts: list[bytes]) -> None:
+        self._owed = False
+        self._reader(TextDelta, parts)
 
     # -- preamble, structure -------------------------------------------------------------
 
@@ -562,7 +578,8 @@ class NestEncoder(Encoder):
         if steps.pending:
             for (bracket, e), implied in steps.settle(t):
                 self._write_bracket(bracket, e, parts, implied=implied)
-        steps.follow(t)
+        if t in STEP_STATE:
+            steps.follow(t)
 
     def _write_bracket(self, t: type, e: Event | None, parts: list[bytes], *, implied: bool) -> None:
         """A source's bracket that a reader would take for implied gets a carrier: it is real."""
@@ -654,11 +671,16 @@ class NestEncoder(Encoder):
         self._reader(t, parts)
 
     def _step(self, e: Event, parts: list[bytes]) -> None:
-        """A source's step bracket. Synthetic ones are implied structure: nest writes its own
-        where it needs them."""
-        if e.synthetic:
-            return
+        """A source's step bracket. A synthetic one is implied structure (a nest decoder reads
+        only brackets its encoder would write itself so): the step opens or closes here as the
+        content after it would make it, with this encoder's own bracket."""
         t = type(e)
+        if e.synthetic:
+            if t is StepStart:
+                self._open_step(parts)
+            else:
+                self._close_step(parts)
+            return
         if t is StepFinish and not self._step_open:
             self._open_step(parts)  # a step-finish is always bracketed
         self._set_step(open_=t is StepStart)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import overload
 
-from .codecs import get
+from .codecs import StreamError, get
 from .codecs.framing import DEFAULT_MAX_EVENT_SIZE, Framing
 from .events import Event, Terminal
 
@@ -51,10 +51,18 @@ class Translator:
         return self._sink.terminal
 
     def feed(self, data: bytes) -> bytes:
-        """Translate one received chunk: every event is encoded as it is decoded."""
+        """Translate one received chunk: every event is encoded as it is decoded.
+
+        In strict mode a bad frame raises :class:`~streambridge.codecs.StreamError`; what the
+        chunk held before it is translated all the same and travels on the error as
+        ``exc.output`` (write it, then end the stream: nothing decoded is lost)."""
         self._fed = True
         self._sink.parts = parts = []
-        self.decoder.feed(data, self._sink)  # type: ignore[arg-type]
+        try:
+            self.decoder.feed(data, self._sink)  # type: ignore[arg-type]
+        except StreamError as exc:
+            exc.output = b"".join(parts)
+            raise
         return b"".join(parts)
 
     def feed_events(self, events: Iterable[Event]) -> bytes:

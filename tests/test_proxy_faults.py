@@ -30,6 +30,7 @@ from .proxy_support import (
     without_comments,
     write_stream,
 )
+from .test_proxy_stream import CLIENT_PATH, REQUESTS
 
 START = b'data: {"type":"turn_start","turnId":"t1","messageId":"m1"}\n\n'
 TEXT = b'data: {"type":"text_delta","messageId":"m1","text":"Hello"}\n\n'
@@ -330,3 +331,38 @@ async def test_a_proxy_bug_still_ends_the_stream_with_a_terminal(aiohttp_server,
     body = await (await client.post("/", json=TURN)).read()
     await assert_fault(client, caplog, body, "agentkit", "proxy_error")
     assert [r.fields["error"] for r in caplog.records if r.getMessage() == "proxy_error"] == ["RuntimeError"]
+
+
+END = b'data: {"type":"turn_end","turnId":"t1","messageId":"m1","result":{"status":"succeeded","text":"HelloHello","provider":"custom"}}\n\n'
+
+
+@pytest.mark.parametrize("target", ["agentkit", "nest", "oma"])
+async def test_good_frames_and_a_bad_one_in_one_read_lose_nothing(aiohttp_server, aiohttp_client, caplog, target) -> None:
+    upstream = Upstream()
+    one_read = START + TEXT + TEXT + b"data: {not json\n\n"
+    server = await aiohttp_server(agentkit_upstream(upstream, [one_read]))
+    client = await start_proxy(aiohttp_client, proxy_config(url_of(server, "/up"), "agentkit", target))
+    body = await (await client.post(CLIENT_PATH[target], json=REQUESTS[target]("hi"))).read()
+    events = decode(target, without_comments(body) if target != "oma" else body)
+    assert "".join(e.text for e in events if type(e) is TextDelta) == "HelloHello"
+    await assert_fault(client, caplog, body, target, "upstream_malformed")
+
+
+@pytest.mark.parametrize("trailing", [b"data: [DONE]\n\n", b"data: {not json\n\n"])
+@pytest.mark.parametrize("target", ["agentkit", "nest", "oma"])
+async def test_bytes_after_the_terminal_in_the_same_read_end_nothing(aiohttp_server, aiohttp_client, caplog, target, trailing) -> None:
+    caplog.set_level(logging.DEBUG, logger="streambridge")
+    upstream = Upstream()
+    server = await aiohttp_server(agentkit_upstream(upstream, [START + TEXT + TEXT + END + trailing]))
+    client = await start_proxy(aiohttp_client, proxy_config(url_of(server, "/up"), "agentkit", target))
+    body = await (await client.post(CLIENT_PATH[target], json=REQUESTS[target]("hi"))).read()
+    events = decode(target, without_comments(body) if target != "oma" else body)
+    terminals = [e for e in events if type(e) is Terminal]
+    assert len(terminals) == 1 and events[-1] is terminals[0] and terminals[0].status == "succeeded"
+    assert "".join(e.text for e in events if type(e) is TextDelta) == "HelloHello"
+    assert await metric(client, "streambridge_streams_total", route="default", outcome="completed") == 1.0
+    assert await metric(client, "streambridge_trailing_frames_total", route="default") == 1.0
+    trailing_logs = [r for r in caplog.records if r.getMessage() == "upstream_trailing_bytes"]
+    assert len(trailing_logs) == 1
+    assert trailing_logs[0].levelno == (logging.DEBUG if b"[DONE]" in trailing else logging.INFO)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]  # no fault, no warning

@@ -26,6 +26,9 @@ class BridgeMetrics:
         )
         self.faults = Counter("streambridge_faults", "Streams ended by a fault, by code", ["route", "code"], registry=r)
         self.heartbeats = Counter("streambridge_heartbeats", "Heartbeat comments written", ["route"], registry=r)
+        self.trailing_frames = Counter(
+            "streambridge_trailing_frames", "Upstream frames after the terminal event (ignored)", ["route"], registry=r
+        )
         self.ttfb = Histogram(
             "streambridge_upstream_ttfb_seconds",
             "Time from the upstream request to its first body byte",

@@ -404,6 +404,14 @@ class Relay:
             try:
                 out = feed(chunk)
             except StreamError as exc:
+                # what the read held before the bad frame reaches the client first (its
+                # terminal too, when the upstream sent one before trailing bytes)
+                if exc.output:
+                    await self._write(exc.output)
+                    counts.add(translator.events_in - events_seen, exc.output.count(sep))
+                if translator.terminated:
+                    self._trailing(exc)
+                    return None
                 self._log_stream_error(exc)
                 return fault_from_stream_error(exc)
             if out:
@@ -506,6 +514,13 @@ class Relay:
             http_status=info.http_status if info is not None else None,
             detail=info.detail if info is not None else "",
         )
+
+    def _trailing(self, exc: StreamError) -> None:
+        """Bytes after the upstream's terminal end nothing: counted and logged (an OpenAI-style
+        ``[DONE]`` sentinel only at debug level)."""
+        self.state.metrics.trailing_frames.labels(self.route.name).inc()
+        level = logging.DEBUG if exc.raw.strip() == b"[DONE]" else logging.INFO
+        log_event(level, "upstream_trailing_bytes", route=self.route.name, stream=self.stream_id, frame=exc.frame, offset=exc.offset)
 
     def _log_stream_error(self, exc: StreamError) -> None:
         log_event(

@@ -128,6 +128,8 @@ class StreamError(ValueError):
         self.expected = expected
         self.raw = raw
         self.kind = kind
+        #: what the chunk held before the bad frame, translated (set by ``Translator.feed``)
+        self.output = b""
         super().__init__(f"{codec}: frame {frame} at byte {offset}: expected {expected}")
 
 
@@ -740,6 +742,9 @@ class Decoder:
             self._cover_next = 0  # a carrier among covered frames covers nothing more
             return
         self._from_carrier = False
+        if self._terminated:
+            self._trailing(frame)
+            return
         try:
             if not frame.data.isascii():
                 _check_utf8(frame.data)
@@ -757,10 +762,6 @@ class Decoder:
                     event.event_id = frame.last_id
         if self._cover_next:
             self._covering, self._cover_next = self._cover_next, 0
-        if self._terminated and self.strict:
-            raise StreamError(
-                self.codec, frame.index, frame.offset, "nothing after the terminal event; this frame follows it", frame.data, "after-terminal"
-            )
         if self._held is not None:
             if self._from_carrier and events and type(events[0]) is RunStart:
                 if events[0].event_id is UNSET:  # its id stood on the native frame
@@ -772,6 +773,16 @@ class Decoder:
             self._held = events.pop()  # held until the next frame: a carrier may amend it
         for event in events:
             self._push(event, out)
+
+    def _trailing(self, frame: Frame) -> None:
+        """A frame after the terminal: never decoded, only counted (strict: an error). An
+        OpenAI-style ``[DONE]`` sentinel after it is what such upstreams write: not even a warning."""
+        self._after_terminal += 1
+        if self.strict:
+            expected = "nothing after the terminal event; this frame follows it"
+            raise StreamError(self.codec, frame.index, frame.offset, expected, frame.data, "after-terminal")
+        level = logging.DEBUG if frame.data.strip() == b"[DONE]" else logging.WARNING
+        log.log(level, "%s: frame %d at byte %d after the terminal event ignored", self.codec, frame.index, frame.offset)
 
     def _release(self, out: list[Event]) -> None:
         if self._held is not None:

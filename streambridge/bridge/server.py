@@ -32,6 +32,8 @@ from .surfaces import (
     build_request,
     cancel_url,
     chat_url,
+    check_depth,
+    check_id,
     control_url,
     parse_request,
     peek_thread_id,
@@ -44,6 +46,15 @@ __all__ = ["STATE", "BindError", "BridgeState", "create_app", "run_app"]
 _CONTROL_BODY_LIMIT = 64 * 1024
 _WS_REQUEST_TIMEOUT = 30.0
 _ACCEPT = {"sse": "text/event-stream", "ndjson": "application/x-ndjson"}
+
+
+def _valid_id(value: str) -> bool:
+    """A path id goes into logs and replies: printable and bounded (see surfaces.check_id)."""
+    try:
+        check_id(value, "runId")
+    except BadRequest:
+        return False
+    return True
 
 
 @dataclass
@@ -171,6 +182,7 @@ class Prepared:
 
 def prepare_request(route: Route, body: bytes, content_type: str, mint_thread: bool) -> Prepared:
     """The upstream request body for a client request (translated unless passthrough or same protocol)."""
+    check_depth(body)  # forwarded unchanged or not, nothing deeper goes on
     if route.request_mode == "passthrough" or route.source == route.target:
         thread = peek_thread_id(route.target, body)
         if thread is None and mint_thread:
@@ -275,6 +287,8 @@ class RouteHandlers:
         state = request.app[STATE]
         route = self.route
         run_id = request.match_info["run_id"]
+        if not _valid_id(run_id):
+            return json_error(400, "bad_request", "runId: expected a printable id of at most 256 characters")
         run = state.runs.get(run_id)
         follower = run.attach() if run is not None else None
         if run is None or follower is None:
@@ -307,6 +321,8 @@ class RouteHandlers:
     async def cancel(self, request: web.Request) -> web.Response:
         state = request.app[STATE]
         run_id = request.match_info["run_id"]
+        if not _valid_id(run_id):
+            return json_error(400, "bad_request", "runId: expected a printable id of at most 256 characters")
         run = state.runs.get(run_id)
         if run is None or run.relay is None or run.finished:
             return json_error(404, "not_found", f"no active run {run_id[:80]}")
@@ -322,13 +338,17 @@ class RouteHandlers:
         cors = cors_headers(route, request)
         try:
             body = await read_body(request, _CONTROL_BODY_LIMIT)
+            check_depth(body, "decision")
             decoded = msgspec.json.decode(body)
+            if not isinstance(decoded, dict) or not isinstance(decoded.get("toolCallId"), str):
+                raise BadRequest("toolCallId (a string) is required.")
+            check_id(decoded["toolCallId"], "toolCallId")
         except _TooLarge:
             return json_error(413, "request_too_large", "The request body is too large.", cors)
         except msgspec.DecodeError:
             return json_error(400, "bad_request", "The body is not JSON.", cors)
-        if not isinstance(decoded, dict) or not isinstance(decoded.get("toolCallId"), str):
-            return json_error(400, "bad_request", "toolCallId (a string) is required.", cors)
+        except BadRequest as exc:
+            return json_error(400, "bad_request", str(exc)[:300], cors)
         url = control_url(route.source, route.upstream, route.control_url, decision)
         if url is None:
             return json_error(501, "not_supported", "This route has no control endpoint upstream.", cors)

@@ -14,7 +14,9 @@ Header rules for requests sent upstream live here too (hop-by-hop and credential
 
 from __future__ import annotations
 
+import itertools
 import logging
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -40,6 +42,38 @@ __all__ = [
 
 class BadRequest(ValueError):
     """A client request the proxy cannot forward; the message is safe to send back."""
+
+
+#: how deep a request body's JSON may nest (a real chat request is a few levels deep)
+MAX_JSON_DEPTH = 64
+#: how long an id taken from a request may be
+MAX_ID_LENGTH = 256
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_BRACKETS = re.compile(rb"[^\[\]{}]+")
+
+
+def check_depth(body: bytes, what: str = "request") -> None:
+    """A :class:`BadRequest` for JSON nested deeper than :data:`MAX_JSON_DEPTH` (a parser would
+    recurse on it); brackets inside strings do not count."""
+    brackets = _BRACKETS.sub(b"", _JSON_STRING.sub(b"", body))
+    if len(brackets) <= 2 * MAX_JSON_DEPTH:
+        return
+    steps = brackets.translate(_DEPTH_STEPS)  # an opening bracket is 2, a closing one 0
+    if max(itertools.accumulate(b - 1 for b in steps)) > MAX_JSON_DEPTH:
+        raise BadRequest(f"invalid {what}: JSON nested deeper than {MAX_JSON_DEPTH} levels")
+
+
+_DEPTH_STEPS = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
+
+
+def check_id(value: str | None, field_name: str) -> str | None:
+    """An id taken from a request goes into headers, URLs and logs: printable and bounded, or a
+    :class:`BadRequest` naming the field."""
+    if value is None:
+        return None
+    if not value or len(value) > MAX_ID_LENGTH or not value.isprintable():
+        raise BadRequest(f"{field_name}: expected a printable id of 1 to {MAX_ID_LENGTH} characters")
+    return value
 
 
 @dataclass
@@ -151,6 +185,7 @@ def _opt(value: Any) -> Any:
 
 
 def _decode(body: bytes, cls: type[Struct], what: str) -> Any:
+    check_depth(body, what)
     try:
         return msgspec.json.decode(body, type=cls)
     except msgspec.ValidationError as exc:
@@ -172,7 +207,7 @@ def parse_nest(body: bytes) -> ChatRequest:
     ]
     return ChatRequest(
         text=w.message,
-        thread_id=_opt(w.thread_id),
+        thread_id=check_id(_opt(w.thread_id), "threadId"),
         attachments=attachments,
         context=_opt(w.page_context),
         agent=_opt(w.agent),
@@ -183,7 +218,7 @@ def parse_agentkit(body: bytes) -> ChatRequest:
     w: AgentTurn = _decode(body, AgentTurn, "AgentTurn")
     return ChatRequest(
         text=w.text,
-        thread_id=_opt(w.conversation_id),
+        thread_id=check_id(_opt(w.conversation_id), "conversationId"),
         history=[HistoryMessage(role=m.role, text=m.text, id=m.id) for m in w.history or []],
         attachments=[
             Attachment(
@@ -212,7 +247,7 @@ def parse_oma(body: bytes) -> ChatRequest:
         raise BadRequest("invalid oma request: give a prompt, or messages ending with a user message")
     return ChatRequest(
         text=text,
-        thread_id=_opt(w.conversation_id),
+        thread_id=check_id(_opt(w.conversation_id), "conversationId"),
         history=messages,
         attachments=[
             Attachment(name=a.name, media_type=a.media_type, id=_opt(a.id), url=_opt(a.url), data=_opt(a.data))

@@ -81,6 +81,7 @@ to = "agentkit"
 headers = { Authorization = "env:SUPPORT_TOKEN" }
 heartbeat = 5
 cors_origins = ["https://app.example"]
+forward_headers = ["X-Actor-Id", "x-actor-role"]
 
 [[routes]]
 path = "/ops/"
@@ -100,6 +101,7 @@ request_mode = "passthrough"
     assert support.heartbeat == 5.0  # the route's own value wins
     assert support.idle_timeout == 120.0 and support.max_frame_bytes == 65536
     assert support.cors_origins == ("https://app.example",)
+    assert support.forward_headers == ("x-actor-id", "x-actor-role") and ops.forward_headers == ()
     assert ops.name == "route2" and ops.request_mode == "passthrough" and ops.heartbeat == 9.0
 
 
@@ -138,7 +140,7 @@ def test_serve_command_flags_and_environment(monkeypatch) -> None:
     }
     result = CliRunner().invoke(
         _cli(), ["serve", "--path", "/chat", "--upstream-header", "Authorization=env:UP_TOKEN", "--log-json",
-                 "--cors-origin", "https://a.example"],
+                 "--cors-origin", "https://a.example", "--forward-header", "X-Actor-Id"],
         env=env,
     )
     assert result.exit_code == 0, result.output
@@ -147,6 +149,7 @@ def test_serve_command_flags_and_environment(monkeypatch) -> None:
     route = cfg.routes[0]
     assert (route.path, route.source, route.target, route.heartbeat) == ("/chat/", "nest", "agentkit", 2.5)
     assert route.headers == {"Authorization": SECRET} and route.cors_origins == ("https://a.example",)
+    assert route.forward_headers == ("x-actor-id",)
     assert SECRET not in result.output
 
 

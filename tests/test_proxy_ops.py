@@ -230,25 +230,36 @@ async def test_credentials_never_reach_the_client_or_the_logs(aiohttp_server, ai
 
 @pytest.mark.parametrize("forward_auth", [False, True])
 async def test_client_headers_forwarded_upstream(aiohttp_server, aiohttp_client, forward_auth) -> None:
+    """An allow-list: negotiation, language, user agent, tracing and request ids by default, plus
+    what the route names; credential-like headers only when the route forwards credentials."""
     upstream = Upstream()
     server = await aiohttp_server(golden_upstream(upstream))
     config = proxy_config(url_of(server, "/up"), "agentkit", "agentkit", headers=["X-Api-Key=env:K"],
-                          environ={"K": "route-key"}, forward_auth=forward_auth)
+                          environ={"K": "route-key"}, forward_auth=forward_auth,
+                          forward_headers=("X-Keep", "X-Session-Token"))
     client = await start_proxy(aiohttp_client, config)
     await (await client.post("/?upstream=http://evil.example/", json=TURN, headers={
         "Connection": "keep-alive, X-Hop", "X-Hop": "1", "Keep-Alive": "timeout=5", "TE": "trailers",
         "Proxy-Authorization": "Basic eHg6eHg=", "X-Keep": "yes", "Authorization": "Bearer client",
         "Cookie": "sid=1", "X-Api-Key": "client-key", "X-Forwarded-Host": "evil.example",
+        "Via": "1.1 evil", "X-Original-URL": "/admin", "X-Rewrite-URL": "/admin", "Set-Cookie": "a=1",
+        "X-Other": "not named", "X-Session-Token": "tok", "X-Auth-Token": "tok2",
+        "Accept-Language": "fr", "User-Agent": "ua/1", "traceparent": "00-abc-def-01", "X-Request-Id": "rq-1",
     })).read()
     got = upstream.requests[0]
     assert got["path"] == "/up"
     headers = {k.lower(): v for k, v in got["headers"].items()}
-    assert headers["x-keep"] == "yes"
-    assert headers["x-api-key"] == "route-key"
-    for hop in ("x-hop", "keep-alive", "te", "proxy-authorization", "x-forwarded-host"):
-        assert hop not in headers
+    assert headers["x-keep"] == "yes"  # named by the route
+    assert headers["x-api-key"] == "route-key"  # the route's own credential, never the client's
+    for name, value in (("accept-language", "fr"), ("user-agent", "ua/1"), ("traceparent", "00-abc-def-01"),
+                        ("x-request-id", "rq-1")):
+        assert headers[name] == value
+    for dropped in ("x-hop", "keep-alive", "te", "proxy-authorization", "x-forwarded-host", "via",
+                    "x-original-url", "x-rewrite-url", "set-cookie", "x-other", "x-auth-token"):
+        assert dropped not in headers, dropped
     assert ("authorization" in headers) is forward_auth
     assert ("cookie" in headers) is forward_auth
+    assert ("x-session-token" in headers) is forward_auth  # credential-like: named, and credentials on
 
 
 async def test_upstream_redirects_are_not_followed(aiohttp_server, aiohttp_client) -> None:

@@ -109,12 +109,14 @@ def test_upstream_headers() -> None:
         ("x-actor-id", "u9"), ("X-Api-Key", "client"), ("Accept-Encoding", "gzip"),
     ]
     out = upstream_headers(client, {"X-Api-Key": "route"}, accept="text/event-stream", forward_auth=False)
-    assert dict(out) == {
-        "x-actor-id": "u9", "X-Api-Key": "route", "Content-Type": "application/json",
+    assert dict(out) == {  # x-actor-id is not on the allow-list and the route does not name it
+        "X-Api-Key": "route", "Content-Type": "application/json",
         "Accept": "text/event-stream", "Accept-Encoding": "identity",
     }
-    out = upstream_headers(client, {}, accept="application/x-ndjson", forward_auth=True)
-    assert out["Authorization"] == "Bearer c" and out["Cookie"] == "a=1"
+    out = upstream_headers(client, {}, accept="text/event-stream", forward_auth=False, forward=["X-Actor-Id", "x-api-key"])
+    assert out["x-actor-id"] == "u9" and "X-Api-Key" not in out  # a named credential still needs forward_auth
+    out = upstream_headers(client, {}, accept="application/x-ndjson", forward_auth=True, forward=["x-api-key"])
+    assert out["Authorization"] == "Bearer c" and out["Cookie"] == "a=1" and out["X-Api-Key"] == "client"
 
 
 def test_upstream_urls() -> None:

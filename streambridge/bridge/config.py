@@ -61,6 +61,9 @@ class Route:
     replay_limit_bytes: int = 1024 * 1024
     client_stall_timeout: float = 60.0
     cors_origins: tuple[str, ...] = ()
+    #: client headers forwarded upstream beyond the default allow-list (lower-case names); a
+    #: credential-like one goes only with ``forward_auth`` too
+    forward_headers: tuple[str, ...] = ()
     expose_upstream_errors: bool = False
 
     def __repr__(self) -> str:  # headers may hold credentials: show names only
@@ -127,10 +130,11 @@ def normalise_path(path: str) -> str:
 def _coerce(name: str, value: Any) -> Any:
     """A setting's value from TOML or an environment string, typed as the Route field is."""
     default = DEFAULTS[name]
-    if name == "cors_origins":
+    if name in ("cors_origins", "forward_headers"):
         if isinstance(value, str):
             value = [v for v in value.replace(",", " ").split() if v]
-        return tuple(str(v) for v in value)
+        values = tuple(str(v) for v in value)
+        return tuple(v.lower() for v in values) if name == "forward_headers" else values
     if isinstance(default, bool):
         if isinstance(value, str):
             return value.strip().lower() in ("1", "true", "yes", "on")

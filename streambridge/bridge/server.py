@@ -276,7 +276,7 @@ class RouteHandlers:
         source_framing = route.source_framing or codecs.get(route.source).default_framing
         headers = upstream_headers(
             request.headers, route.headers, accept=_ACCEPT[source_framing], forward_auth=route.forward_auth,
-            content_type=prepared.content_type,
+            content_type=prepared.content_type, forward=route.forward_headers,
         )
         assert state.session is not None
         return open_upstream(state.session, route, chat_url(route.source, route.upstream), prepared.body, headers)
@@ -353,7 +353,7 @@ class RouteHandlers:
         if url is None:
             return json_error(501, "not_supported", "This route has no control endpoint upstream.", cors)
         headers = upstream_headers(request.headers, route.headers, accept="application/json",
-                                   forward_auth=route.forward_auth)
+                                   forward_auth=route.forward_auth, forward=route.forward_headers)
         assert state.session is not None
         try:
             timeout = aiohttp.ClientTimeout(total=route.connect_timeout + route.first_byte_timeout)

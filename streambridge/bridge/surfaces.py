@@ -407,6 +407,19 @@ _MANAGED = frozenset(
      "last-event-id", "forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "x-real-ip"}
 )
 _CREDENTIALS = frozenset({"authorization", "cookie"})
+#: client headers forwarded by default: content negotiation, language, user agent, tracing, request id
+FORWARDED = frozenset({
+    "accept-language", "accept-charset", "user-agent", "traceparent", "tracestate", "baggage",
+    "x-request-id", "request-id", "x-correlation-id",
+})
+_SECRET_WORDS = ("auth", "key", "token", "secret", "password", "session", "cookie", "credential")
+
+
+def credential_like(name: str) -> bool:
+    """A header that may carry a credential (``X-Api-Key``, ``X-Auth-Token``…): it goes upstream
+    only when the route forwards credentials."""
+    low = name.lower()
+    return low in _CREDENTIALS or any(word in low for word in _SECRET_WORDS)
 
 
 def upstream_headers(
@@ -416,13 +429,17 @@ def upstream_headers(
     accept: str,
     forward_auth: bool,
     content_type: str = "application/json",
+    forward: Iterable[str] = (),
 ) -> CIMultiDict[str]:
-    """Headers for the upstream request: the client's end-to-end headers, then the route's own.
+    """Headers for the upstream request: an allow-list of the client's, then the route's own.
 
-    Hop-by-hop headers (and any named in the client's ``Connection``) are dropped; the client's
-    ``Authorization`` and ``Cookie`` are dropped unless the route forwards them; the route's
+    The client's headers go on only when they are on :data:`FORWARDED` or named by the route
+    (``forward``); a credential-like one (``Authorization``, ``Cookie``, ``X-Api-Key``…) only
+    when the route forwards credentials, and (beyond ``Authorization`` and ``Cookie``) names it.
+    Hop-by-hop headers (and any named in the client's ``Connection``) never go; the route's
     configured headers (credentials) replace any client header of the same name.
     """
+    allowed = FORWARDED | {name.lower() for name in forward}
     items = list(client.items()) if isinstance(client, Mapping) else list(client)
     named = {
         token.strip().lower()
@@ -435,7 +452,10 @@ def upstream_headers(
         low = name.lower()
         if low in HOP_BY_HOP or low in _MANAGED or low in named:
             continue
-        if low in _CREDENTIALS and not forward_auth:
+        if credential_like(low):
+            if not forward_auth or (low not in _CREDENTIALS and low not in allowed):
+                continue
+        elif low not in allowed:
             continue
         out.add(name, value)
     for name in route_headers:

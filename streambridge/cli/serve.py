@@ -101,6 +101,11 @@ def serve_command(
         typer.Option("--cors-origin", envvar="STREAMBRIDGE_CORS_ORIGINS", metavar="ORIGIN",
                      help="Allowed browser origin (repeatable)."),
     ] = None,
+    forward_header: Annotated[
+        list[str] | None,
+        typer.Option("--forward-header", envvar="STREAMBRIDGE_FORWARD_HEADERS", metavar="NAME",
+                     help="Also forward this client header upstream (repeatable; credential-like ones need --forward-auth)."),
+    ] = None,
 ) -> None:
     """Proxy a client of protocol --to to an upstream of protocol --from, translating live."""
     settings: dict[str, Any] = {
@@ -110,6 +115,7 @@ def serve_command(
         "first_byte_timeout": first_byte_timeout,
         "forward_auth": forward_auth,
         "cors_origins": tuple(cors_origin) if cors_origin else None,
+        "forward_headers": tuple(forward_header) if forward_header else None,
     }
     try:
         cfg = bridge_config.build_config(

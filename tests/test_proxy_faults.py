@@ -330,7 +330,13 @@ async def test_a_proxy_bug_still_ends_the_stream_with_a_terminal(aiohttp_server,
     monkeypatch.setattr(Translator, "feed", broken)
     body = await (await client.post("/", json=TURN)).read()
     await assert_fault(client, caplog, body, "agentkit", "proxy_error")
-    assert [r.fields["error"] for r in caplog.records if r.getMessage() == "proxy_error"] == ["RuntimeError"]
+    (record,) = [r for r in caplog.records if r.getMessage() == "proxy_error"]
+    assert record.fields["error"] == "RuntimeError"
+    # the traceback is logged, server side, in text and JSON logs alike (the client got none)
+    from streambridge.bridge.logging import JsonFormatter, TextFormatter
+
+    assert "Traceback" in TextFormatter().format(record) and "in broken" in TextFormatter().format(record)
+    assert "in broken" in msgspec.json.decode(JsonFormatter().format(record))["traceback"]
 
 
 END = b'data: {"type":"turn_end","turnId":"t1","messageId":"m1","result":{"status":"succeeded","text":"HelloHello","provider":"custom"}}\n\n'

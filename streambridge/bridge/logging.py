@@ -17,10 +17,11 @@ __all__ = ["JsonFormatter", "TextFormatter", "log_event", "logger", "setup_loggi
 logger = logging.getLogger("streambridge.bridge")
 
 
-def log_event(level: int, event: str, **fields: Any) -> None:
-    """Log ``event`` with structured ``fields`` (kept on the record as ``record.fields``)."""
+def log_event(level: int, event: str, *, exc_info: bool = False, **fields: Any) -> None:
+    """Log ``event`` with structured ``fields`` (kept on the record as ``record.fields``);
+    ``exc_info`` adds the exception being handled, traceback included (server side only)."""
     if logger.isEnabledFor(level):
-        logger.log(level, event, extra={"fields": fields})
+        logger.log(level, event, exc_info=exc_info, extra={"fields": fields})
 
 
 class JsonFormatter(logging.Formatter):
@@ -34,6 +35,7 @@ class JsonFormatter(logging.Formatter):
         out.update(getattr(record, "fields", {}))
         if record.exc_info:
             out["exc_type"] = record.exc_info[0].__name__ if record.exc_info[0] else None
+            out["traceback"] = self.formatException(record.exc_info)
         return json.dumps(out, ensure_ascii=False, default=str)
 
 
@@ -42,7 +44,10 @@ class TextFormatter(logging.Formatter):
         fields = getattr(record, "fields", {})
         tail = " ".join(f"{k}={v}" for k, v in fields.items())
         stamp = time.strftime("%H:%M:%S", time.localtime(record.created))
-        return f"{stamp} {record.levelname.lower():7} {record.name}: {record.getMessage()}" + (f" {tail}" if tail else "")
+        line = f"{stamp} {record.levelname.lower():7} {record.name}: {record.getMessage()}" + (f" {tail}" if tail else "")
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
 
 
 def setup_logging(json_logs: bool = False, level: int = logging.INFO) -> None:

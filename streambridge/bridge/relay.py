@@ -329,7 +329,7 @@ class Relay:
                 upstream.abort()  # the client is gone: no polite close upstream
                 raise
             except Exception as exc:  # a bug, not a fault: the client still gets a proper terminal
-                log_event(logging.ERROR, "proxy_error", route=name, stream=self.stream_id, error=type(exc).__name__)
+                log_event(logging.ERROR, "proxy_error", exc_info=True, route=name, stream=self.stream_id, error=type(exc).__name__)
                 fault = "proxy_error"
             finally:
                 await upstream.close()

@@ -158,6 +158,31 @@ def test_serve_logs_listening_once_bound_and_stops_on_sigterm() -> None:
     assert not any("Traceback" in line for line in proc.lines)
 
 
+def test_healthz_says_503_while_open_streams_drain() -> None:
+    """SIGTERM with a stream open: the listener stays open during the drain, /healthz says so."""
+    upstream = Proc("replay", NEST_RUN, "--serve", "--port", "0", "--to", "nest", "--delay-ms", "2000")
+    proxy = None
+    try:
+        up_port = int(upstream.wait_for(r"serving on http://127\.0\.0\.1:(\d+)")[1])
+        proxy = Proc("serve", "--upstream", f"http://127.0.0.1:{up_port}/agent", "--from", "nest", "--to", "agentkit",
+                     "--port", "0")
+        port = int(proxy.wait_for(r"listening host=127\.0\.0\.1 port=(\d+)")[1])
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/", data=b'{"text":"hi","history":[]}',
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=TIMEOUT) as stream:
+            assert stream.read(1)  # the stream is open (the upstream paces its frames)
+            proxy.popen.send_signal(signal.SIGTERM)
+            proxy.wait_for(r"draining")
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=TIMEOUT)
+            assert refused.value.code == 503
+            assert json.loads(refused.value.read()) == {"status": "draining", "openStreams": 1}
+    finally:
+        for proc in (proxy, upstream):
+            if proc is not None:
+                proc.stop()
+
+
 # -- 2. help ---------------------------------------------------------------------------------
 
 

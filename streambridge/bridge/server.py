@@ -455,8 +455,13 @@ async def _session_ctx(app: web.Application) -> AsyncIterator[None]:
 
 
 async def _drain(app: web.Application) -> None:
-    """Stop taking streams, let open ones finish for ``drain_timeout``, then end them with a terminal."""
+    """Stop taking streams, let open ones finish for ``drain_timeout``, then end them with a terminal.
+
+    Run while the listener is still open (see :func:`run_app`), so ``/healthz`` answers 503 and
+    new streams are refused with 503 during the drain; a second call does nothing."""
     state = app[STATE]
+    if state.draining:
+        return
     state.draining = True
     if state.never_listened:
         return
@@ -505,14 +510,16 @@ def run_app(config: Config) -> None:
     """Serve until SIGINT / SIGTERM, then drain (blocking). Raises :class:`BindError` when the
     address cannot be bound; the routes and ``listening`` are logged only once it is."""
     setup_logging(config.log_json)
+    app = create_app(config)
     with asyncio.Runner() as loop:
-        runner = loop.run(_start(create_app(config), config))
+        runner = loop.run(_start(app, config))
         try:
             loop.run(_forever())
         except (web.GracefulExit, KeyboardInterrupt):  # SIGTERM, SIGINT
             pass
         finally:
-            loop.run(runner.cleanup())  # stop listening, drain the open streams (their handlers still run)
+            loop.run(_drain(app))  # still listening: /healthz says 503 while open streams finish
+            loop.run(runner.cleanup())  # then stop listening (the drain is done: nothing waits)
 
 
 async def _start(app: web.Application, config: Config) -> web.AppRunner:

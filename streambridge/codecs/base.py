@@ -35,7 +35,6 @@ from ..events import (
     ReasoningDelta,
     RunStart,
     RunStatus,
-    StepFinish,
     StepStart,
     Terminal,
     TextDelta,
@@ -555,7 +554,7 @@ class Decoder:
             if self.strict:
                 self._no_terminal()
             log.warning("%s: input ended without a terminal event", self.codec)
-            self._push(self._truncation_terminal(), out)
+            self._push(truncation_terminal(), out)
         return out
 
     def _no_terminal(self) -> None:
@@ -609,7 +608,6 @@ class Decoder:
         decode = self._hot_decoder.decode  # type: ignore[union-attr]
         text_type, reasoning_type = self._hot_text, self._hot_reasoning
         owner = self._text_owner
-        seqs = ids
         run: list[str] = []
         run_type: type | None = None
         run_from = 0
@@ -625,24 +623,24 @@ class Decoder:
             if (t is text_type or t is reasoning_type) and (owner is None or wire.message_id == owner):
                 if t is not run_type:
                     if run:
-                        self._take_deltas(run, run_type is reasoning_type, seqs, run_from)
+                        self._take_deltas(run, run_type is reasoning_type, ids, run_from)
                     run, run_type, run_from = [], t, index
                 run.append(wire.text)  # msgspec has checked its UTF-8
                 continue
             if run:
-                self._take_deltas(run, run_type is reasoning_type, seqs, run_from)
+                self._take_deltas(run, run_type is reasoning_type, ids, run_from)
                 run, run_type = [], None
             # raw JSON members are not UTF-8-checked by msgspec: the full way checks those
             event = self._take_wire(wire) if payload.isascii() else None
             if event is None:
                 taken = index
                 break
-            if seqs is not None:
-                event.event_id = seqs[index][4:].decode()  # an `id: <ASCII digits>` line
+            if ids is not None:
+                event.event_id = ids[index][4:].decode()  # an `id: <ASCII digits>` line
             self._accept(event)
             owner = self._text_owner
         if run:
-            self._take_deltas(run, run_type is reasoning_type, seqs, run_from)
+            self._take_deltas(run, run_type is reasoning_type, ids, run_from)
         if taken:
             self._begun = True
         return taken
@@ -657,23 +655,20 @@ class Decoder:
     #: of an unannounced call): the decoder invents it, so every decoder says the same
     _invents_input_start: ClassVar[bool] = True
 
-    def _take_deltas(self, texts: list[str], reasoning: bool, seqs: Sequence[bytes] | None, start: int) -> None:
+    def _take_deltas(self, texts: list[str], reasoning: bool, ids: Sequence[bytes] | None, start: int) -> None:
         self._before_deltas(reasoning)
         if not reasoning:
             self._text.extend(texts)
-        if seqs is None:
+        if ids is None:
             self._out_deltas(texts, reasoning, None)
         else:
-            self._out_deltas(texts, reasoning, seqs[start : start + len(texts)])
+            self._out_deltas(texts, reasoning, ids[start : start + len(texts)])
 
     def _before_deltas(self, reasoning: bool) -> None:
         """A run of primary deltas from the hot path is about to be passed on."""
 
     def _finish(self, out: list[Event]) -> None:
         """End of input: flush anything held back."""
-
-    def _truncation_terminal(self) -> Terminal:
-        return truncation_terminal()
 
     def _carrier(self, body: bytes, frame: Frame) -> Event:
         """Restore an event a streambridge encoder carried in this protocol's escape hatch."""
@@ -729,7 +724,7 @@ class Decoder:
 
     def _flush_early(self, out: list[Event]) -> None:
         early, self._early = self._early, []
-        for bad in early:
+        for bad in early:  # (``out`` may be an encoding sink: append only)
             out.append(bad)
 
     # -- internals ----------------------------------------------------------------------
@@ -1106,9 +1101,7 @@ def _carrier_name(event: Event) -> bytes:
 
 _CARRIER_NAMES: dict[type, bytes] = {cls: json_encode("data-" + tag) for tag, cls in EVENT_TYPES.items()}
 _BARE_STRUCTURE: dict[tuple[type, bool], Event] = {
-    (StepStart, False): StepStart(),
-    (StepStart, True): StepStart(synthetic=True),
-    (StepFinish, True): StepFinish(synthetic=True),
+    (StepStart, False): StepStart(),  # (synthetic brackets are never carried)
 }
 
 

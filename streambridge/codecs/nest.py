@@ -326,7 +326,7 @@ class NestDecoder(Decoder):
         self._steps.follow(t)
 
     def _settle(self, following: type | None, out: list[Event]) -> None:
-        for bracket, implied in self._steps.settle(following):
+        for _, bracket, implied in self._steps.settle(following):
             bracket.synthetic = implied
             super()._push(bracket, out)
 
@@ -480,7 +480,7 @@ class NestEncoder(Encoder):
         self._tool_in_step = False
         self._cancelled_frame = b'{"kind":"cancelled"}'
         self._approvals: set[str] = set()  # calls that went through newer approval frames
-        self._steps: StepJudge[tuple[type, Event | None]] = StepJudge()  # what a reader will see
+        self._steps: StepJudge[Event | None] = StepJudge()  # what a reader will see
         self._text_head = self._head + b'{"kind":"text","text":'
         self._reasoning_head = self._head + b'{"kind":"reasoning","text":'
         self._text_tail = b"}" + self._tail
@@ -517,7 +517,7 @@ class NestEncoder(Encoder):
             self._step_open
             and not self._tool_in_step
             and not self.sequence_ids
-            and all(item[1] is None for _, item in pending)
+            and all(e is None for _, e in pending)
         )
 
     def _pay(self, parts: list[bytes]) -> None:
@@ -567,7 +567,7 @@ class NestEncoder(Encoder):
         may take it for implied (the next event decides), else written."""
         steps = self._steps
         if (e is None or _bare(e)) and steps.holds(t):
-            steps.hold(t, (t, e))
+            steps.hold(t, e)
             return
         self._reader(t, parts)
         self._write_bracket(t, e, parts, implied=False)
@@ -576,7 +576,7 @@ class NestEncoder(Encoder):
         """An event of type ``t`` is written next: the held brackets are decided by it."""
         steps = self._steps
         if steps.pending:
-            for (bracket, e), implied in steps.settle(t):
+            for bracket, e, implied in steps.settle(t):
                 self._write_bracket(bracket, e, parts, implied=implied)
         if t in STEP_STATE:
             steps.follow(t)

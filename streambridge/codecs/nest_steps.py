@@ -54,9 +54,9 @@ class StepJudge(Generic[Item]):
     def hold(self, bracket: type, item: Item) -> None:
         self.pending.append((bracket, item))
 
-    def settle(self, following: type | None) -> list[tuple[Item, bool]]:
-        """The waiting brackets, each with whether it is implied, given the type of the event
-        after them (None at the end of the stream); the state follows them."""
+    def settle(self, following: type | None) -> list[tuple[type, Item, bool]]:
+        """The waiting brackets (type, item), each with whether it is implied, given the type of
+        the event after them (None at the end of the stream); the state follows them."""
         pending, self.pending = self.pending, []
         if len(pending) == 2:  # step-finish then step-start: implied together before text
             both = following in _TEXT
@@ -67,7 +67,7 @@ class StepJudge(Generic[Item]):
             implied = [False]  # a step-finish alone is never written by the encoder itself
         for bracket, _ in pending:
             self.follow(bracket)
-        return [(item, flag) for (_, item), flag in zip(pending, implied, strict=True)]
+        return [(bracket, item, flag) for (bracket, item), flag in zip(pending, implied, strict=True)]
 
     def follow(self, t: type) -> None:
         """The state after an event of type ``t`` (types outside STEP_STATE change nothing)."""

@@ -91,7 +91,11 @@ class Translator:
             return b""
         self._closed = True
         self._sink.parts = parts = []
-        self.decoder.close(self._sink)  # type: ignore[arg-type]
+        try:
+            self.decoder.close(self._sink)  # type: ignore[arg-type]
+        except StreamError as exc:  # as in feed: what came before the fault travels on it
+            exc.output = b"".join(parts)
+            raise
         return b"".join(parts) + self.encoder.close()
 
     @property

@@ -95,3 +95,22 @@ def test_bytes_after_the_terminal_end_nothing(source: str, target: str, trailing
         assert exc is not None and exc.kind == "after-terminal"
     events = decode(target, out, strict=True)
     assert events[-1].status == "succeeded"
+
+
+@pytest.mark.parametrize(("source", "target"), PAIRS)
+def test_what_the_end_of_input_held_before_a_fault_travels_on_it(source: str, target: str) -> None:
+    """NDJSON's last line without its newline is decoded at close: then the input ends without
+    its terminal. The line is translated all the same, on the error."""
+    from streambridge.codecs import get
+    from streambridge.events import RunStart, TextDelta
+
+    data = get(source).encoder("ndjson").encode([RunStart(run_id="r1"), TextDelta(text="Hello ")])  # no terminal
+    translator = Translator(source, target, source_framing="ndjson", strict=True)
+    first = translator.feed(data[:-1])  # the last line's newline never comes
+    with pytest.raises(StreamError) as ended:
+        translator.close()
+    assert ended.value.kind == "truncated"
+    out = first + ended.value.output + translator.abort(FAULT)
+    events = decode(target, out, strict=True)
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello "
+    assert events[-1].failure.code == "upstream_malformed"

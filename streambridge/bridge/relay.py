@@ -458,20 +458,22 @@ class Relay:
     def _finish(self, fault: str | None) -> bytes:
         """The end of the output: the upstream's terminal, or the fault's."""
         translator = self.translator
+        before = b""  # what the end of input held before a fault in it
         if fault is None:
             try:
                 tail = translator.close()
                 self.outcome = "completed"
                 return tail
             except StreamError as exc:
+                before = exc.output
                 if translator.terminated:
                     self.outcome = "completed"
-                    return b""
+                    return before
                 self._log_stream_error(exc)
                 fault = fault_from_stream_error(exc)
         if translator.terminated:
             self.outcome = "completed"
-            return b""
+            return before
         self.outcome = fault
         info = self._fault
         terminal = terminal_for(
@@ -483,7 +485,7 @@ class Relay:
             self.state.cancel_upstream(self.route, self.upstream)
         else:
             self._count_fault(fault, info)
-        return translator.abort(terminal)
+        return before + translator.abort(terminal)
 
     def _on_stall(self) -> None:
         """The client has not taken a write for the stall timeout: drop it (the handler then ends)."""

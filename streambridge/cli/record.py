@@ -1,7 +1,7 @@
 """``streambridge record``: capture a live backend's answer in the capture format.
 
 The file starts with ``HTTP <status>`` and the response headers (lower-case names, as in
-``../shared/captures/nest/``), an empty line, then the body bytes exactly as received, written
+``tests/data/captures/nest/``), an empty line, then the body bytes exactly as received, written
 as they arrive. Recording stops at the stream's terminal event (watched with the protocol's own
 decoder), at the end of the body, or at a timeout.
 """
@@ -43,7 +43,7 @@ from .common import (
 from .options import protocol_help
 from .transcripts import SNIFF_LIMIT, Capture, framing_hint, sniff
 
-#: the headers a capture keeps, in this order (../shared/captures/README.md).
+#: the headers a capture keeps, in this order (tests/data/captures/README.md).
 CAPTURE_HEADERS = ("content-type", "cache-control", "connection", "x-agent-run-id", "x-agent-thread-id", "transfer-encoding")
 _NEVER_RECORDED = frozenset({"set-cookie"})
 

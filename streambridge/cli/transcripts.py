@@ -1,6 +1,6 @@
 """Reading transcripts: plain stream bodies, capture files and stdin; sniffing; frame cutting.
 
-A capture file (what ``streambridge record`` writes, as in ``../shared/captures/nest/``) is
+A capture file (what ``streambridge record`` writes, as in ``tests/data/captures/nest/``) is
 ``HTTP <status>``, header lines, an empty line, then the exact body. Every command that reads
 an input accepts it and works on the body; the status and headers are kept as framing facts.
 

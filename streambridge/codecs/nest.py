@@ -4,7 +4,7 @@
 (``{}``) or ``event: error`` (``{code, message}``), LF only, optional ``id:`` sequence numbers
 (newer generation). The encoder keeps the published React transport 0.5.5 happy: every tool
 call is announced before its outcome, steps are bracketed, and text that resumes after tool
-calls opens a new step. See ../shared/protocols/nest.md and docs/mapping.md.
+calls opens a new step. See docs/mapping.md.
 """
 
 from __future__ import annotations

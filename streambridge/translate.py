@@ -62,8 +62,11 @@ class Translator:
             self.decoder.feed(data, self._sink)  # type: ignore[arg-type]
         except StreamError as exc:
             exc.output = b"".join(parts)
+            parts.clear()
             raise
-        return b"".join(parts)
+        out = b"".join(parts)
+        parts.clear()  # the sink keeps the list: not its pieces while the output is written
+        return out
 
     def feed_events(self, events: Iterable[Event]) -> bytes:
         return self.encoder.encode(events)
@@ -95,8 +98,11 @@ class Translator:
             self.decoder.close(self._sink)  # type: ignore[arg-type]
         except StreamError as exc:  # as in feed: what came before the fault travels on it
             exc.output = b"".join(parts)
+            parts.clear()
             raise
-        return b"".join(parts) + self.encoder.close()
+        out = b"".join(parts)
+        parts.clear()  # the sink keeps the list: not its pieces while the output is written
+        return out + self.encoder.close()
 
     @property
     def terminated(self) -> bool:

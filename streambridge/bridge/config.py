@@ -31,6 +31,7 @@ __all__ = [
 
 RequestMode = Literal["translate", "passthrough"]
 ENV_PREFIX = "STREAMBRIDGE_"
+MIN_STREAM_BUFFER = 4096
 
 
 class ConfigError(ValueError):
@@ -59,6 +60,8 @@ class Route:
     max_request_bytes: int = 1024 * 1024
     max_frame_bytes: int = 8 * 1024 * 1024
     replay_limit_bytes: int = 1024 * 1024
+    #: what a stream may hold at each buffer between the upstream and a slow client (buffers.py)
+    stream_buffer_bytes: int = 64 * 1024
     client_stall_timeout: float = 60.0
     cors_origins: tuple[str, ...] = ()
     #: client headers forwarded upstream beyond the default allow-list (lower-case names); a
@@ -194,6 +197,8 @@ def _route(
     for key in ("source_framing", "target_framing"):
         if typed.get(key) not in (None, "sse", "ndjson"):
             raise ConfigError(f"route {name!r}: {key} must be 'sse' or 'ndjson'")
+    if typed.get("stream_buffer_bytes", MIN_STREAM_BUFFER) < MIN_STREAM_BUFFER:
+        raise ConfigError(f"route {name!r}: stream_buffer_bytes must be at least {MIN_STREAM_BUFFER}")
     return Route(
         path=normalise_path(path),
         upstream=upstream,

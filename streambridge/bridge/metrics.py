@@ -29,6 +29,10 @@ class BridgeMetrics:
         self.trailing_frames = Counter(
             "streambridge_trailing_frames", "Upstream frames after the terminal event (ignored)", ["route"], registry=r
         )
+        self.followers_dropped = Counter(
+            "streambridge_followers_dropped", "Re-attached readers dropped for falling behind their run", ["route"],
+            registry=r,
+        )
         self.ttfb = Histogram(
             "streambridge_upstream_ttfb_seconds",
             "Time from the upstream request to its first body byte",

@@ -173,33 +173,36 @@ class Watchdog:
 
 
 class Follower:
-    """A ``GET …/chat/:runId/stream`` subscriber: the run's output so far, then live chunks."""
+    """A ``GET …/chat/:runId/stream`` subscriber: the run's output so far, then live chunks.
+
+    It has a buffer of its own, never the run's: when it holds more than ``limit`` bytes not yet
+    written to its client, the follower is dropped (``behind``; its handler closes the
+    connection, and the client may re-attach). The run and its first client never wait for it."""
 
     def __init__(self, backlog: list[bytes], limit: int) -> None:
         self.pending: list[bytes] = list(backlog)
         self.pending_bytes = sum(map(len, backlog))
-        self.limit = limit
+        self.limit = max(limit, self.pending_bytes)
         self.closed = False
+        self.behind = False
         self._ready = asyncio.Event()
-        self._room = asyncio.Event()
-        self._room.set()
         if backlog:
             self._ready.set()
 
     def push(self, data: bytes) -> None:
+        if self.closed:
+            return
         self.pending.append(data)
         self.pending_bytes += len(data)
-        self._ready.set()
         if self.pending_bytes > self.limit:
-            self._room.clear()
+            self.behind = True
+            self.pending.clear()
+            self.close()
+        self._ready.set()
 
     def close(self) -> None:
         self.closed = True
         self._ready.set()
-        self._room.set()
-
-    async def room(self) -> None:
-        await self._room.wait()
 
     async def chunks(self) -> AsyncIterator[bytes]:
         while True:
@@ -209,7 +212,6 @@ class Follower:
                 data = b"".join(self.pending)
                 self.pending.clear()
                 self.pending_bytes = 0
-                self._room.set()
                 yield data
             if self.closed and not self.pending:
                 return
@@ -230,6 +232,7 @@ class Run:
         self.finished = False
 
     def record(self, data: bytes) -> None:
+        """Keep the output for re-attaches and hand it to each follower (never waiting for one)."""
         if self.replay is not None:
             self.replay_bytes += len(data)
             if self.replay_bytes > self.replay_limit:
@@ -238,10 +241,6 @@ class Run:
                 self.replay.append(data)
         for follower in self.followers:
             follower.push(data)
-
-    async def room(self) -> None:
-        for follower in list(self.followers):
-            await follower.room()
 
     def attach(self) -> Follower | None:
         if self.finished or self.replay is None:
@@ -421,8 +420,6 @@ class Relay:
                 dog.last = clock()
                 if run is not None:
                     run.record(out)
-                    if run.followers:
-                        await run.room()
                 counts.add(translator.events_in - events_seen, out.count(sep))
                 events_seen = translator.events_in
             if translator.terminated:
@@ -452,8 +449,6 @@ class Relay:
         run = self.run_entry
         if record and run is not None:
             run.record(data)
-            if run.followers:
-                await run.room()
 
     def _finish(self, fault: str | None) -> bytes:
         """The end of the output: the upstream's terminal, or the fault's."""

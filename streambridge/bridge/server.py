@@ -22,6 +22,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 
 from .. import Translator, codecs
 from ..events import UNSET, RunStart
+from .buffers import bound_client
 from .config import Config, Route, safe_url
 from .faults import FAULTS, fault_for_status
 from .logging import log_event, setup_logging
@@ -256,6 +257,7 @@ class RouteHandlers:
             preamble = translator.feed_events([RunStart(run_id=run.run_id, thread_id=run.thread_id)])
         resp = web.StreamResponse(status=status, headers=headers)
         await resp.prepare(request)
+        bound_client(request.transport, route.stream_buffer_bytes)
         upstream = self._upstream(state, request, prepared)
         relay = Relay(state, route, translator, HttpSink(request, resp, framing), stream_id=stream_id, run=run)
         if run is not None:
@@ -305,9 +307,15 @@ class RouteHandlers:
         state.metrics.open_streams.labels(route.name).inc()
         try:
             await resp.prepare(request)
+            bound_client(request.transport, route.stream_buffer_bytes)
             await watchdog.write(meta + (PING if watchdog.interval else b""))
             async for data in follower.chunks():
                 await watchdog.write(data)
+            if follower.behind:  # it fell behind the run: cut it off (it may re-attach)
+                state.metrics.followers_dropped.labels(route.name).inc()
+                log_event(logging.INFO, "follower_dropped", route=route.name, stream=run_id)
+                sink.abort()
+                return resp
             with contextlib.suppress(ConnectionError):
                 await resp.write_eof()
         except (ClientGone, ConnectionError):  # the follower's client went away: the run goes on
@@ -390,6 +398,7 @@ class RouteHandlers:
             return json_error(503, "shutting_down", FAULTS["shutting_down"].message)
         ws = web.WebSocketResponse(heartbeat=route.heartbeat or None, max_msg_size=route.max_request_bytes)
         await ws.prepare(request)
+        bound_client(request.transport, route.stream_buffer_bytes)
         try:
             async with asyncio.timeout(_WS_REQUEST_TIMEOUT):
                 msg = await ws.receive()

@@ -9,6 +9,7 @@ connection limit, and bodies are read with ``iter_any()`` (no line splitting).
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable, Mapping
 
 import aiohttp
@@ -16,6 +17,7 @@ import websockets
 from websockets.asyncio.client import connect as ws_connect
 from yarl import URL
 
+from .buffers import bound_upstream, read_buffer
 from .config import Route
 from .faults import UpstreamFault, fault_for_status, retry_after_ms
 
@@ -91,13 +93,15 @@ class HttpUpstream(Upstream):
             async with asyncio.timeout(self.route.first_byte_timeout):
                 resp = self.response = await self.session.post(
                     self.url, data=self.body, headers=self.headers, timeout=route_timeout(self.route),
-                    allow_redirects=False,
+                    allow_redirects=False, read_bufsize=read_buffer(self.route.stream_buffer_bytes),
                 )
                 if not 200 <= resp.status < 300:
                     await self._refuse(resp)
+                bound_upstream(resp.connection.transport if resp.connection else None, self.route.stream_buffer_bytes)
                 self.run_id = resp.headers.get("X-Agent-Run-Id")
                 self.content_type = resp.headers.get("Content-Type", "")
-                self.read = resp.content.readany  # what iter_any() calls: no line splitting, no line cap
+                # what iter_any() does (no line splitting, no line cap), at most one buffer a read
+                self.read = functools.partial(resp.content.read, self.route.stream_buffer_bytes)
                 first = await self.read()
         except TimeoutError:  # aiohttp's ServerTimeoutError is a TimeoutError too
             raise UpstreamFault("upstream_timeout", detail="no first byte in time") from None
@@ -160,6 +164,7 @@ class WsUpstream(Upstream):
                     self.url, additional_headers=self.headers, open_timeout=None, proxy=None,
                     compression=None, max_size=self.route.max_frame_bytes, ping_interval=None,
                 )
+                bound_upstream(self.ws.transport, self.route.stream_buffer_bytes)
                 await self.ws.send(self.body.decode("utf-8"))
                 message = await self.ws.recv()
         except TimeoutError:

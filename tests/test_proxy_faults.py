@@ -41,6 +41,8 @@ async def metric(client, name: str, **labels: str) -> float:
     text = await (await client.get("/metrics")).text()
     want = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
     for line in text.splitlines():
+        if not labels and line.startswith(name + " "):
+            return float(line.rsplit(" ", 1)[1])
         if line.startswith(name + "{") and ",".join(sorted(line[len(name) + 1 : line.index("}")].split(","))) == want:
             return float(line.rsplit(" ", 1)[1])
     return 0.0

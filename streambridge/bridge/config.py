@@ -86,6 +86,8 @@ class Config:
     log_json: bool = False
     drain_timeout: float = 10.0
     max_upstream_connections: int = 1000
+    #: seconds an idle upstream connection is kept for the next stream (0: closed at once)
+    upstream_keepalive: float = 15.0
 
 
 #: route settings that may also come from ``STREAMBRIDGE_<NAME>`` and ``[defaults]`` in routes.toml.
@@ -216,7 +218,7 @@ def load_routes_toml(
     """Routes from a TOML file, and its ``[server]`` table.
 
     ```toml
-    [server]            # host, port, log_json, drain_timeout, max_upstream_connections
+    [server]            # host, port, log_json, drain_timeout, max_upstream_connections, upstream_keepalive
     [defaults]          # any route setting, for every route
     [[routes]]
     name = "support"
@@ -304,7 +306,18 @@ def build_config(
         max_upstream_connections=int(
             server.get("max_upstream_connections", env.get(ENV_PREFIX + "MAX_UPSTREAM_CONNECTIONS", 1000))
         ),
+        upstream_keepalive=_keepalive(server.get("upstream_keepalive", env.get(ENV_PREFIX + "UPSTREAM_KEEPALIVE", 15.0))),
     )
+
+
+def _keepalive(value: Any) -> float:
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"upstream_keepalive {value!r} is not a number of seconds") from None
+    if seconds < 0:
+        raise ConfigError("upstream_keepalive must not be negative")
+    return seconds
 
 
 def _port(value: Any) -> int:

@@ -49,6 +49,7 @@ FAULTS: dict[str, Fault] = {
         Fault("bad_gateway", "The agent service's gateway failed."),
         Fault("not_provisioned", "The assistant is not set up in this environment.", "notProvisioned", False),
         Fault("upstream_timeout", "The agent service did not start answering in time."),
+        Fault("connection_limit", "The proxy is at its limit of connections to the agent service. Please try again."),
         Fault("upstream_idle", "The agent service stopped sending in the middle of the answer."),
         Fault("upstream_disconnected", "The agent service closed the connection in the middle of the answer."),
         Fault("truncated", "The agent service ended the answer without finishing it.", translation=True),

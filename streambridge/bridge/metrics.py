@@ -29,6 +29,15 @@ class BridgeMetrics:
         self.trailing_frames = Counter(
             "streambridge_trailing_frames", "Upstream frames after the terminal event (ignored)", ["route"], registry=r
         )
+        self.upstream_connections = Gauge(
+            "streambridge_upstream_connections", "Upstream streams open now (bounded by max_upstream_connections)",
+            registry=r,
+        )
+        self.connection_limit_refusals = Counter(
+            "streambridge_connection_limit_refusals",
+            "Streams refused because the upstream connection limit stayed full for the connect timeout", ["route"],
+            registry=r,
+        )
         self.followers_dropped = Counter(
             "streambridge_followers_dropped", "Re-attached readers dropped for falling behind their run", ["route"],
             registry=r,

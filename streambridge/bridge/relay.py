@@ -476,10 +476,10 @@ class Relay:
             retry_after=info.retry_after if info is not None else None,
             exposed=info.exposed if info is not None else "",
         )
-        if fault == "cancelled":
-            self.state.cancel_upstream(self.route, self.upstream)
-        else:
+        if fault != "cancelled":
             self._count_fault(fault, info)
+        if fault in ("cancelled", "shutting_down"):  # a run cut short: nest's goes on unless told
+            self.state.cancel_upstream(self.route, self.upstream)
         return before + translator.abort(terminal)
 
     def _on_stall(self) -> None:

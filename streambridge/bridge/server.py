@@ -40,7 +40,7 @@ from .surfaces import (
     peek_thread_id,
     upstream_headers,
 )
-from .upstream import Upstream, make_session, open_upstream
+from .upstream import ConnectionLimit, Upstream, make_session, open_upstream
 
 __all__ = ["STATE", "BindError", "BridgeState", "create_app", "run_app"]
 
@@ -63,6 +63,7 @@ class BridgeState:
     config: Config
     metrics: BridgeMetrics = field(default_factory=BridgeMetrics)
     session: aiohttp.ClientSession | None = None
+    limit: ConnectionLimit | None = None
     runs: dict[str, Run] = field(default_factory=dict)
     relays: set[Relay] = field(default_factory=set)
     background: set[asyncio.Task[None]] = field(default_factory=set)
@@ -281,7 +282,8 @@ class RouteHandlers:
             content_type=prepared.content_type, forward=route.forward_headers,
         )
         assert state.session is not None
-        return open_upstream(state.session, route, chat_url(route.source, route.upstream), prepared.body, headers)
+        url = chat_url(route.source, route.upstream)
+        return open_upstream(state.session, route, url, prepared.body, headers, state.limit)
 
     # -- nest: re-attach, cancel, approve / reject --------------------------------------------
 
@@ -458,7 +460,11 @@ async def metrics_handler(request: web.Request) -> web.Response:
 
 async def _session_ctx(app: web.Application) -> AsyncIterator[None]:
     state = app[STATE]
-    state.session = make_session(state.config.max_upstream_connections)
+    state.session = make_session(state.config.upstream_keepalive)
+    metrics = state.metrics
+    state.limit = ConnectionLimit(
+        state.config.max_upstream_connections, metrics.upstream_connections, metrics.connection_limit_refusals
+    )
     yield
     await state.session.close()
 

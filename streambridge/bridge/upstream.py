@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING
 
 import aiohttp
 import websockets
@@ -21,16 +22,54 @@ from .buffers import bound_upstream, read_buffer
 from .config import Route
 from .faults import UpstreamFault, fault_for_status, retry_after_ms
 
-__all__ = ["HttpUpstream", "Upstream", "WsUpstream", "make_session", "open_upstream"]
+if TYPE_CHECKING:
+    from prometheus_client import Counter, Gauge
+
+__all__ = ["ConnectionLimit", "HttpUpstream", "Upstream", "WsUpstream", "make_session", "open_upstream"]
 
 _ERROR_BODY_LIMIT = 2048
 
 
-def make_session(max_connections: int) -> aiohttp.ClientSession:
-    """One pooled session per app; timeouts are set per route on each request."""
-    connector = aiohttp.TCPConnector(limit=max_connections, limit_per_host=0, enable_cleanup_closed=False)
+def make_session(keepalive: float) -> aiohttp.ClientSession:
+    """One pooled session per app; timeouts are set per route on each request.
+
+    The connector has no limit of its own: :class:`ConnectionLimit` bounds the streams (so a full
+    pool is told apart from a slow upstream), and control requests (cancel, approve) must never
+    queue behind streams. A connection whose response was read to its end goes back to the pool
+    for ``keepalive`` seconds (aiohttp closes idle ones at that interval, so it may take up to
+    twice as long); with 0 every connection closes when its stream ends."""
+    connector = aiohttp.TCPConnector(
+        limit=0, limit_per_host=0, enable_cleanup_closed=False,
+        force_close=keepalive == 0, keepalive_timeout=keepalive if keepalive > 0 else None,
+    )
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=300)
     return aiohttp.ClientSession(connector=connector, timeout=timeout, trust_env=False, auto_decompress=True)
+
+
+class ConnectionLimit:
+    """The proxy's own limit of open upstream streams (``max_upstream_connections``).
+
+    A stream queues for a free slot for at most its route's connect timeout, then fails as
+    ``connection_limit``: not ``upstream_timeout``, because the upstream was never contacted."""
+
+    def __init__(self, limit: int, in_use: Gauge, refused: Counter) -> None:
+        self.limit = limit
+        self._free = asyncio.Semaphore(limit)
+        self._in_use = in_use
+        self._refused = refused
+
+    async def take(self, route: Route) -> None:
+        try:
+            async with asyncio.timeout(route.connect_timeout):
+                await self._free.acquire()
+        except TimeoutError:
+            self._refused.labels(route.name).inc()
+            raise UpstreamFault("connection_limit", detail=f"all {self.limit} upstream connections in use") from None
+        self._in_use.inc()
+
+    def give_back(self) -> None:
+        self._free.release()
+        self._in_use.dec()
 
 
 def route_timeout(route: Route) -> aiohttp.ClientTimeout:
@@ -46,20 +85,42 @@ def _safe_text(raw: bytes, limit: int = 200) -> str:
 
 class Upstream:
     """An upstream stream: ``await open()`` gives the first chunk, then ``await read()`` the next
-    ones (``b""`` at the end). ``read`` is the transport's own read where possible (no wrapper
-    per chunk); :meth:`fault` names a read error. ``run_id`` / ``content_type`` once it answered.
+    ones (``b""`` at the end), and ``await close()`` ends it (always called, even after a failed
+    open). ``read`` is the transport's own read where possible (no wrapper per chunk);
+    :meth:`fault` names a read error. ``run_id`` / ``content_type`` once it answered. A stream
+    holds a slot of the :class:`ConnectionLimit` from before it connects until it is closed.
     """
 
     read: Callable[[], Awaitable[bytes]]
 
-    def __init__(self) -> None:
+    def __init__(self, route: Route, limit: ConnectionLimit | None) -> None:
+        self.route = route
+        self.limit = limit
         self.run_id: str | None = None
         self.content_type: str = ""
         self.ttfb: float | None = None
         self.aborted = False
         self.headers: Mapping[str, str] = {}
+        self._holding = False
 
     async def open(self) -> bytes:
+        if self.limit is not None:
+            await self.limit.take(self.route)
+            self._holding = True
+        return await self._connect()
+
+    async def close(self) -> None:
+        try:
+            await self._close()
+        finally:
+            if self._holding and self.limit is not None:
+                self._holding = False
+                self.limit.give_back()
+
+    async def _connect(self) -> bytes:
+        raise NotImplementedError
+
+    async def _close(self) -> None:
         raise NotImplementedError
 
     def fault(self, exc: Exception) -> UpstreamFault | None:
@@ -70,23 +131,20 @@ class Upstream:
         """The client went away or cancelled: drop the connection instead of closing politely."""
         self.aborted = True
 
-    async def close(self) -> None:
-        raise NotImplementedError
-
 
 class HttpUpstream(Upstream):
     def __init__(
-        self, session: aiohttp.ClientSession, route: Route, url: str, body: bytes, headers: Mapping[str, str]
+        self, session: aiohttp.ClientSession, route: Route, url: str, body: bytes, headers: Mapping[str, str],
+        limit: ConnectionLimit | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__(route, limit)
         self.session = session
-        self.route = route
         self.url = url
         self.body = body
         self.headers = headers
         self.response: aiohttp.ClientResponse | None = None
 
-    async def open(self) -> bytes:
+    async def _connect(self) -> bytes:
         loop = asyncio.get_running_loop()
         started = loop.time()
         try:
@@ -119,7 +177,7 @@ class HttpUpstream(Upstream):
             return UpstreamFault("upstream_disconnected", detail=type(exc).__name__)
         return None
 
-    async def close(self) -> None:
+    async def _close(self) -> None:
         if self.response is not None:
             self.response.close()  # not fully read: drop the connection, the upstream sees the cancel
 
@@ -143,9 +201,10 @@ class HttpUpstream(Upstream):
 class WsUpstream(Upstream):
     """A ``ws://`` peer: the request is the first text message; every message is one event."""
 
-    def __init__(self, route: Route, url: str, body: bytes, headers: Mapping[str, str]) -> None:
-        super().__init__()
-        self.route = route
+    def __init__(
+        self, route: Route, url: str, body: bytes, headers: Mapping[str, str], limit: ConnectionLimit | None = None
+    ) -> None:
+        super().__init__(route, limit)
         self.url = url
         self.body = body
         self.headers = {
@@ -155,7 +214,7 @@ class WsUpstream(Upstream):
         self.ws: websockets.ClientConnection | None = None
         self.read = self._recv
 
-    async def open(self) -> bytes:
+    async def _connect(self) -> bytes:
         loop = asyncio.get_running_loop()
         started = loop.time()
         try:
@@ -197,7 +256,7 @@ class WsUpstream(Upstream):
             return _closed_fault(exc)
         return None
 
-    async def close(self) -> None:
+    async def _close(self) -> None:
         """A polite close after a finished stream; an immediate abort when cancelled or broken."""
         ws = self.ws
         if ws is None:
@@ -229,8 +288,9 @@ def _line(message: str | bytes) -> bytes:
 
 
 def open_upstream(
-    session: aiohttp.ClientSession, route: Route, url: str, body: bytes, headers: Mapping[str, str]
+    session: aiohttp.ClientSession, route: Route, url: str, body: bytes, headers: Mapping[str, str],
+    limit: ConnectionLimit | None = None,
 ) -> Upstream:
     if URL(url).scheme in ("ws", "wss"):
-        return WsUpstream(route, url, body, headers)
-    return HttpUpstream(session, route, url, body, headers)
+        return WsUpstream(route, url, body, headers, limit)
+    return HttpUpstream(session, route, url, body, headers, limit)

@@ -13,7 +13,7 @@ from aiohttp import web
 
 from streambridge import codecs
 from streambridge.bridge.faults import FAULTS
-from streambridge.bridge.server import STATE
+from streambridge.bridge.state import STATE
 from streambridge.events import Terminal, TextDelta
 
 from .proxy_support import (

@@ -13,7 +13,7 @@ import aiohttp
 
 from streambridge.bridge import build_config, create_app
 from streambridge.bridge.config import ConfigError
-from streambridge.bridge.server import STATE
+from streambridge.bridge.state import STATE
 from streambridge.events import Terminal
 
 from .proxy_support import (

@@ -16,7 +16,7 @@ from streambridge import Translator
 from streambridge.bridge import build_config, create_app
 from streambridge.bridge.logging import JsonFormatter, TextFormatter
 from streambridge.bridge.relay import PING, Watchdog
-from streambridge.bridge.server import STATE
+from streambridge.bridge.state import STATE
 from streambridge.events import Terminal
 
 from .proxy_support import (

@@ -18,7 +18,7 @@ from aiohttp import web
 
 from streambridge import codecs
 from streambridge.bridge.relay import Follower
-from streambridge.bridge.server import STATE
+from streambridge.bridge.state import STATE
 from streambridge.events import Terminal, TextDelta
 
 from .proxy_support import proxy_config, start_proxy, stream_app, url_of

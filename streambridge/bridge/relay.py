@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from .. import Translator
 from ..codecs import StreamError
+from ..codecs.framing import Framing
 from ..events import Terminal
 from .faults import FAULTS, UpstreamFault, fault_from_stream_error, terminal_for
 from .logging import log_event
@@ -26,14 +27,14 @@ if TYPE_CHECKING:
     from aiohttp import web
 
     from .config import Route
-    from .server import BridgeState
+    from .state import BridgeState
 
 __all__ = ["PING", "Follower", "HttpSink", "Relay", "Run", "Watchdog", "WsSink"]
 
 PING = b": ping\n\n"
 
 
-def framing_of(content_type: str) -> str | None:
+def framing_of(content_type: str) -> Framing | None:
     """The framing an upstream declared in its Content-Type, if it is one streambridge reads."""
     media = content_type.split(";", 1)[0].strip().lower()
     if media == "text/event-stream":
@@ -65,7 +66,7 @@ class Sink:
 
 
 class HttpSink(Sink):
-    def __init__(self, request: web.Request, resp: web.StreamResponse, framing: str) -> None:
+    def __init__(self, request: web.Request, resp: web.StreamResponse, framing: Framing) -> None:
         self.request = request
         self.resp = resp
         self.heartbeat = PING if framing == "sse" else None
@@ -220,7 +221,7 @@ class Follower:
 class Run:
     """A nest run seen by the proxy: cancel by id, re-attach while it is live (bounded replay)."""
 
-    def __init__(self, run_id: str, thread_id: str, replay_limit: int, framing: str = "sse") -> None:
+    def __init__(self, run_id: str, thread_id: str, replay_limit: int, framing: Framing = "sse") -> None:
         self.run_id = run_id
         self.framing = framing
         self.thread_id = thread_id
@@ -371,11 +372,11 @@ class Relay:
             self._fault = fault
             return self._stop or fault.code
         except Exception as exc:
-            fault = self.upstream.fault(exc) if self.upstream is not None else None
-            if fault is None:
+            named = self.upstream.fault(exc) if self.upstream is not None else None
+            if named is None:
                 raise
-            self._fault = fault
-            return self._stop or fault.code
+            self._fault = named
+            return self._stop or named.code
         finally:
             self._reading = False
 

@@ -12,8 +12,8 @@ import contextlib
 import logging
 import secrets
 import uuid
-from collections.abc import AsyncIterator, Coroutine
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -21,17 +21,18 @@ import msgspec
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from .. import Translator, codecs
+from ..codecs.framing import Framing
 from ..events import UNSET, RunStart
 from .buffers import bound_client
 from .config import Config, Route, safe_url
 from .faults import FAULTS, fault_for_status
 from .logging import log_event, setup_logging
-from .metrics import CONTENT_TYPE_LATEST, BridgeMetrics
+from .metrics import CONTENT_TYPE_LATEST
 from .relay import PING, ClientGone, HttpSink, Relay, Run, Watchdog, WsSink
+from .state import STATE, BridgeState
 from .surfaces import (
     BadRequest,
     build_request,
-    cancel_url,
     chat_url,
     check_depth,
     check_id,
@@ -58,56 +59,6 @@ def _valid_id(value: str) -> bool:
     return True
 
 
-@dataclass
-class BridgeState:
-    config: Config
-    metrics: BridgeMetrics = field(default_factory=BridgeMetrics)
-    session: aiohttp.ClientSession | None = None
-    limit: ConnectionLimit | None = None
-    runs: dict[str, Run] = field(default_factory=dict)
-    relays: set[Relay] = field(default_factory=set)
-    background: set[asyncio.Task[None]] = field(default_factory=set)
-    draining: bool = False
-    never_listened: bool = False  # the socket could not be bound: nothing to drain at shutdown
-    idle: asyncio.Event = field(default_factory=asyncio.Event)
-
-    def opened(self, relay: Relay) -> None:
-        self.relays.add(relay)
-        self.idle.clear()
-
-    def closed(self, relay: Relay) -> None:
-        self.relays.discard(relay)
-        if not self.relays:
-            self.idle.set()
-
-    def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self.background.add(task)
-        task.add_done_callback(self.background.discard)
-
-    def cancel_upstream(self, route: Route, upstream: Upstream | None) -> None:
-        """nest keeps a run going after its client left: tell it to stop (best effort, by run id)."""
-        if upstream is None or self.session is None:
-            return
-        url = cancel_url(route.source, route.upstream, upstream.run_id)
-        if url is None:
-            return
-        headers = {k: v for k, v in upstream.headers.items() if k.lower() not in ("content-type", "accept")}
-        self.spawn(self._post_cancel(route, url, headers))
-
-    async def _post_cancel(self, route: Route, url: str, headers: dict[str, str]) -> None:
-        assert self.session is not None
-        try:
-            timeout = aiohttp.ClientTimeout(total=route.connect_timeout + 5)
-            async with self.session.post(url, headers=headers, timeout=timeout) as resp:
-                status = resp.status
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            log_event(logging.WARNING, "upstream_cancel_failed", route=route.name, error=type(exc).__name__)
-            return
-        log_event(logging.INFO, "upstream_cancel", route=route.name, status=status)
-
-
-STATE = web.AppKey("streambridge_state", BridgeState)
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -153,7 +104,7 @@ def cors_headers(route: Route, request: web.Request) -> dict[str, str]:
     }
 
 
-def stream_headers(route: Route, request: web.Request, framing: str) -> dict[str, str]:
+def stream_headers(route: Route, request: web.Request, framing: Framing) -> dict[str, str]:
     headers = {
         "Content-Type": codecs.get(route.target).content_types[framing],
         "Cache-Control": "no-cache",
@@ -163,7 +114,7 @@ def stream_headers(route: Route, request: web.Request, framing: str) -> dict[str
     return headers
 
 
-def negotiate_framing(route: Route, accept: str | None) -> str:
+def negotiate_framing(route: Route, accept: str | None) -> Framing:
     """The route's framing, else what the client accepts, else the target protocol's default."""
     if route.target_framing:
         return route.target_framing
@@ -196,7 +147,7 @@ def prepare_request(route: Route, body: bytes, content_type: str, mint_thread: b
     return Prepared(build_request(route.source, req), "application/json", req.thread_id)
 
 
-def make_translator(route: Route, framing: str) -> Translator:
+def make_translator(route: Route, framing: Framing) -> Translator:
     source_framing = route.source_framing
     if source_framing is None and route.upstream.startswith(("ws://", "wss://")):
         source_framing = "ndjson"

@@ -1,0 +1,76 @@
+"""What one proxy app shares across its streams: configuration, metrics, the upstream session and
+connection limit, open runs and relays, and the background tasks the drain waits for."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import aiohttp
+from aiohttp import web
+
+from .config import Config, Route
+from .logging import log_event
+from .metrics import BridgeMetrics
+from .surfaces import cancel_url
+
+if TYPE_CHECKING:
+    from .relay import Relay, Run
+    from .upstream import ConnectionLimit, Upstream
+
+__all__ = ["STATE", "BridgeState"]
+
+
+@dataclass
+class BridgeState:
+    config: Config
+    metrics: BridgeMetrics = field(default_factory=BridgeMetrics)
+    session: aiohttp.ClientSession | None = None
+    limit: ConnectionLimit | None = None
+    runs: dict[str, Run] = field(default_factory=dict)
+    relays: set[Relay] = field(default_factory=set)
+    background: set[asyncio.Task[None]] = field(default_factory=set)
+    draining: bool = False
+    never_listened: bool = False  # the socket could not be bound: nothing to drain at shutdown
+    idle: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def opened(self, relay: Relay) -> None:
+        self.relays.add(relay)
+        self.idle.clear()
+
+    def closed(self, relay: Relay) -> None:
+        self.relays.discard(relay)
+        if not self.relays:
+            self.idle.set()
+
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
+    def cancel_upstream(self, route: Route, upstream: Upstream | None) -> None:
+        """nest keeps a run going after its client left: tell it to stop (best effort, by run id)."""
+        if upstream is None or self.session is None:
+            return
+        url = cancel_url(route.source, route.upstream, upstream.run_id)
+        if url is None:
+            return
+        headers = {k: v for k, v in upstream.headers.items() if k.lower() not in ("content-type", "accept")}
+        self.spawn(self._post_cancel(route, url, headers))
+
+    async def _post_cancel(self, route: Route, url: str, headers: dict[str, str]) -> None:
+        assert self.session is not None
+        try:
+            timeout = aiohttp.ClientTimeout(total=route.connect_timeout + 5)
+            async with self.session.post(url, headers=headers, timeout=timeout) as resp:
+                status = resp.status
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            log_event(logging.WARNING, "upstream_cancel_failed", route=route.name, error=type(exc).__name__)
+            return
+        log_event(logging.INFO, "upstream_cancel", route=route.name, status=status)
+
+
+STATE = web.AppKey("streambridge_state", BridgeState)

@@ -7,7 +7,8 @@ import msgspec
 import pytest
 from aiohttp import web
 
-from streambridge.bridge.surfaces import MAX_JSON_DEPTH, BadRequest, check_depth, parse_request
+from streambridge import codecs
+from streambridge.codecs.requests import MAX_JSON_DEPTH, BadRequest, check_depth
 
 from .proxy_support import proxy_config, start_proxy, stream_app, url_of, write_stream
 from .test_proxy_stream import CLIENT_PATH, REQUESTS
@@ -38,7 +39,7 @@ def test_a_thread_id_that_cannot_go_into_a_header_is_refused_by_name(protocol: s
     body = REQUESTS[protocol]("hi")
     body[THREAD_FIELD[protocol]] = bad
     with pytest.raises(BadRequest, match=THREAD_FIELD[protocol]):
-        parse_request(protocol, msgspec.json.encode(body))
+        codecs.get(protocol).http.parse_request(msgspec.json.encode(body))
 
 
 def _upstream() -> web.Application:

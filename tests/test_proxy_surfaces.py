@@ -10,16 +10,29 @@ import pytest
 
 from streambridge import codecs
 from streambridge.bridge.faults import FAULTS, fault_for_status, retry_after_ms, terminal_for
-from streambridge.bridge.surfaces import (
-    BadRequest,
-    build_request,
-    cancel_url,
-    chat_url,
-    control_url,
-    parse_request,
-    upstream_headers,
-)
+from streambridge.bridge.surfaces import upstream_headers
+from streambridge.codecs.requests import BadRequest, ChatRequest
 from streambridge.events import RunStart
+
+
+def parse_request(protocol: str, body: bytes) -> ChatRequest:
+    return codecs.get(protocol).http.parse_request(body)
+
+
+def build_request(protocol: str, req: ChatRequest) -> bytes:
+    return codecs.get(protocol).http.build_request(req)
+
+
+def chat_url(protocol: str, upstream: str) -> str:
+    return codecs.get(protocol).http.upstream_chat_url(upstream)
+
+
+def control_url(protocol: str, upstream: str, configured: str | None, decision: str) -> str | None:
+    return codecs.get(protocol).http.control_url(upstream, configured, decision)
+
+
+def cancel_url(protocol: str, upstream: str, run_id: str | None) -> str | None:
+    return codecs.get(protocol).http.cancel_url(upstream, run_id)
 
 
 def translate_request(source_protocol: str, target_protocol: str, body: dict) -> dict:

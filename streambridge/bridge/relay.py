@@ -219,7 +219,8 @@ class Follower:
 
 
 class Run:
-    """A nest run seen by the proxy: cancel by id, re-attach while it is live (bounded replay)."""
+    """A run of a client protocol with runs, seen by the proxy: cancel by id, re-attach while it is
+    live (bounded replay)."""
 
     def __init__(self, run_id: str, thread_id: str, replay_limit: int, framing: Framing = "sse") -> None:
         self.run_id = run_id

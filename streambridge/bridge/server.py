@@ -22,6 +22,8 @@ from aiohttp import WSCloseCode, WSMsgType, web
 
 from .. import Translator, codecs
 from ..codecs.framing import Framing
+from ..codecs.http import HttpSurface
+from ..codecs.requests import BadRequest, check_depth, check_id
 from ..events import UNSET, RunStart
 from .buffers import bound_client
 from .config import Config, Route, safe_url
@@ -30,17 +32,7 @@ from .logging import log_event, setup_logging
 from .metrics import CONTENT_TYPE_LATEST
 from .relay import PING, ClientGone, HttpSink, Relay, Run, Watchdog, WsSink
 from .state import STATE, BridgeState
-from .surfaces import (
-    BadRequest,
-    build_request,
-    chat_url,
-    check_depth,
-    check_id,
-    control_url,
-    parse_request,
-    peek_thread_id,
-    upstream_headers,
-)
+from .surfaces import upstream_headers
 from .upstream import ConnectionLimit, Upstream, make_session, open_upstream
 
 __all__ = ["STATE", "BindError", "BridgeState", "create_app", "run_app"]
@@ -133,18 +125,21 @@ class Prepared:
     thread_id: str | None
 
 
-def prepare_request(route: Route, body: bytes, content_type: str, mint_thread: bool) -> Prepared:
-    """The upstream request body for a client request (translated unless passthrough or same protocol)."""
+def prepare_request(route: Route, body: bytes, content_type: str) -> Prepared:
+    """The upstream request body for a client request (translated unless passthrough or same
+    protocol). A client whose protocol has runs is told a thread id: minted when it gave none."""
     check_depth(body)  # forwarded unchanged or not, nothing deeper goes on
+    client, upstream = codecs.get(route.target).http, codecs.get(route.source).http
+    mint_thread = client.runs is not None
     if route.request_mode == "passthrough" or route.source == route.target:
-        thread = peek_thread_id(route.target, body)
+        thread = client.peek_thread_id(body)
         if thread is None and mint_thread:
             thread = "thr-" + uuid.uuid4().hex[:12]
         return Prepared(body, content_type or "application/json", thread)
-    req = parse_request(route.target, body)
+    req = client.parse_request(body)
     if req.thread_id is None and mint_thread:
         req.thread_id = "thr-" + uuid.uuid4().hex[:12]
-    return Prepared(build_request(route.source, req), "application/json", req.thread_id)
+    return Prepared(upstream.build_request(req), "application/json", req.thread_id)
 
 
 def make_translator(route: Route, framing: Framing) -> Translator:
@@ -161,21 +156,21 @@ def make_translator(route: Route, framing: Framing) -> Translator:
 
 
 class RouteHandlers:
+    """The routes of one mounted translation: the client protocol's HTTP surface, served."""
+
     def __init__(self, route: Route) -> None:
         self.route = route
+        self.surface: HttpSurface = codecs.get(route.target).http
 
     def register(self, router: web.UrlDispatcher) -> None:
-        p = self.route.path
-        if self.route.target == "nest":
-            router.add_post(p + "agent/chat", self.chat)
-            router.add_get(p + "agent/chat/{run_id}/stream", self.attach)
-            router.add_post(p + "agent/chat/{run_id}/cancel", self.cancel)
-            router.add_post(p + "agent/tool-call/{decision:approve|reject}", self.decide)
-        else:
-            router.add_post(p, self.chat)
-            if p != "/":
-                router.add_post(p.rstrip("/"), self.chat)
-            router.add_post(p + "tool-call/{decision:approve|reject}", self.decide)
+        p, surface = self.route.path, self.surface
+        router.add_post(p + surface.chat_path, self.chat)
+        if not surface.chat_path and p != "/":
+            router.add_post(p.rstrip("/"), self.chat)
+        if surface.runs is not None:
+            router.add_get(p + surface.runs.stream_path, self.attach)
+            router.add_post(p + surface.runs.cancel_path, self.cancel)
+        router.add_post(p + surface.control_path.replace("{decision}", "{decision:approve|reject}"), self.decide)
         router.add_get(p + "ws", self.websocket)
         if self.route.cors_origins:
             router.add_route("OPTIONS", p + "{tail:.*}", self.preflight)
@@ -190,7 +185,7 @@ class RouteHandlers:
             return json_error(503, "shutting_down", FAULTS["shutting_down"].message, cors)
         try:
             body = await read_body(request, route.max_request_bytes)
-            prepared = prepare_request(route, body, request.headers.get("Content-Type", ""), route.target == "nest")
+            prepared = prepare_request(route, body, request.headers.get("Content-Type", ""))
         except _TooLarge:
             return json_error(413, "request_too_large", "The request body is larger than this route accepts.", cors)
         except BadRequest as exc:
@@ -198,16 +193,16 @@ class RouteHandlers:
         framing = negotiate_framing(route, request.headers.get("Accept"))
         translator = make_translator(route, framing)
         headers = stream_headers(route, request, framing)
-        status, preamble, run = 200, b"", None
+        preamble, run = b"", None
         stream_id = secrets.token_hex(6)
-        if route.target == "nest":
+        runs = self.surface.runs
+        if runs is not None:  # the proxy's run: its ids in headers and a run start before anything else
             run = Run(str(uuid.uuid4()), prepared.thread_id or "", route.replay_limit_bytes, framing)
             stream_id = run.run_id
-            headers["X-Agent-Run-Id"] = run.run_id
-            headers["X-Agent-Thread-Id"] = run.thread_id
-            status = 201
+            headers[runs.run_id_header] = run.run_id
+            headers[runs.thread_id_header] = run.thread_id
             preamble = translator.feed_events([RunStart(run_id=run.run_id, thread_id=run.thread_id)])
-        resp = web.StreamResponse(status=status, headers=headers)
+        resp = web.StreamResponse(status=self.surface.chat_status, headers=headers)
         await resp.prepare(request)
         bound_client(request.transport, route.stream_buffer_bytes)
         upstream = self._upstream(state, request, prepared)
@@ -233,10 +228,10 @@ class RouteHandlers:
             content_type=prepared.content_type, forward=route.forward_headers,
         )
         assert state.session is not None
-        url = chat_url(route.source, route.upstream)
+        url = codecs.get(route.source).http.upstream_chat_url(route.upstream)
         return open_upstream(state.session, route, url, prepared.body, headers, state.limit)
 
-    # -- nest: re-attach, cancel, approve / reject --------------------------------------------
+    # -- runs (re-attach, cancel); approve / reject ----------------------------------------------
 
     async def attach(self, request: web.Request) -> web.StreamResponse:
         state = request.app[STATE]
@@ -250,10 +245,12 @@ class RouteHandlers:
             return json_error(404, "not_found", f"no active run {run_id[:80]}")
         framing = run.framing
         headers = stream_headers(route, request, framing)
-        headers["X-Agent-Run-Id"] = run.run_id
+        assert self.surface.runs is not None  # mounted only for protocols with runs
+        headers[self.surface.runs.run_id_header] = run.run_id
         resp = web.StreamResponse(status=200, headers=headers)
         sink = HttpSink(request, resp, framing)
-        meta = codecs.get("nest").encoder(framing).encode([RunStart(run_id=run.run_id, thread_id=run.thread_id)])
+        start = RunStart(run_id=run.run_id, thread_id=run.thread_id)
+        meta = codecs.get(route.target).encoder(framing).encode([start])
         watchdog = Watchdog(sink, route.heartbeat, route.client_stall_timeout,
                             state.metrics.heartbeats.labels(route.name).inc, sink.abort)
         dog_task = asyncio.create_task(watchdog.run())
@@ -289,7 +286,9 @@ class RouteHandlers:
             return json_error(404, "not_found", f"no active run {run_id[:80]}")
         run.relay.interrupt("cancelled")
         log_event(logging.INFO, "stream_cancel", route=self.route.name, stream=run_id)
-        return web.json_response({"aborted": True}, status=201, headers=cors_headers(self.route, request))
+        runs = self.surface.runs
+        assert runs is not None  # mounted only for protocols with runs
+        return web.json_response(runs.cancel_answer, status=runs.cancel_status, headers=cors_headers(self.route, request))
 
     async def decide(self, request: web.Request) -> web.Response:
         """``tool-call/approve|reject {toolCallId, reason?}``, forwarded to the upstream's control route."""
@@ -310,7 +309,7 @@ class RouteHandlers:
             return json_error(400, "bad_request", "The body is not JSON.", cors)
         except BadRequest as exc:
             return json_error(400, "bad_request", str(exc)[:300], cors)
-        url = control_url(route.source, route.upstream, route.control_url, decision)
+        url = codecs.get(route.source).http.control_url(route.upstream, route.control_url, decision)
         if url is None:
             return json_error(501, "not_supported", "This route has no control endpoint upstream.", cors)
         headers = upstream_headers(request.headers, route.headers, accept="application/json",
@@ -325,7 +324,7 @@ class RouteHandlers:
             return json_error(502, "upstream_unavailable", FAULTS["upstream_unavailable"].message, cors)
         log_event(logging.INFO, "control", route=route.name, decision=decision, status=status)
         if 200 <= status < 300:
-            return web.json_response({"ok": True}, status=201 if route.target == "nest" else 200, headers=cors)
+            return web.json_response({"ok": True}, status=self.surface.control_status, headers=cors)
         code = fault_for_status(status)
         return json_error(status if 400 <= status < 500 else 502, code, FAULTS[code].message, cors)
 
@@ -363,14 +362,14 @@ class RouteHandlers:
             return ws
         body = msg.data.encode() if msg.type == WSMsgType.TEXT else msg.data
         try:
-            prepared = prepare_request(route, body, "application/json", route.target == "nest")
+            prepared = prepare_request(route, body, "application/json")
         except BadRequest as exc:
             await ws.close(code=WSCloseCode.INVALID_TEXT, message=str(exc)[:120].encode())
             return ws
         translator = make_translator(route, "ndjson")
         preamble = b""
         stream_id = secrets.token_hex(6)
-        if route.target == "nest":
+        if self.surface.runs is not None:
             stream_id = str(uuid.uuid4())
             preamble = translator.feed_events([RunStart(run_id=stream_id, thread_id=prepared.thread_id or UNSET)])
         relay = Relay(state, route, translator, WsSink(request, ws), stream_id=stream_id)

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 from aiohttp import web
 
+from .. import codecs
 from .config import Config, Route
 from .logging import log_event
 from .metrics import BridgeMetrics
-from .surfaces import cancel_url
 
 if TYPE_CHECKING:
     from .relay import Relay, Run
@@ -52,10 +52,11 @@ class BridgeState:
         task.add_done_callback(self.background.discard)
 
     def cancel_upstream(self, route: Route, upstream: Upstream | None) -> None:
-        """nest keeps a run going after its client left: tell it to stop (best effort, by run id)."""
+        """An upstream whose runs go on after their client left (nest) is told to stop one, by its
+        id and its protocol's cancel route (best effort); others saw their connection close."""
         if upstream is None or self.session is None:
             return
-        url = cancel_url(route.source, route.upstream, upstream.run_id)
+        url = codecs.get(route.source).http.cancel_url(route.upstream, upstream.run_id)
         if url is None:
             return
         headers = {k: v for k, v in upstream.headers.items() if k.lower() not in ("content-type", "accept")}

@@ -8,9 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..events import EVENT_TYPES
+from . import agentkit_http, nest_http, oma_http
 from .agentkit import AgentkitDecoder, AgentkitEncoder
 from .base import Decoder, Encoder, StreamError
 from .framing import DEFAULT_MAX_EVENT_SIZE, Framing
+from .http import HttpSurface
 from .nest import NestDecoder, NestEncoder
 from .oma import OmaDecoder, OmaEncoder
 
@@ -19,7 +21,8 @@ __all__ = ["REGISTRY", "Codec", "StreamError", "get", "names"]
 
 @dataclass(frozen=True)
 class Codec:
-    """A protocol: its decoder and encoder, framings, and which event types it says natively.
+    """A protocol: its decoder and encoder, framings, which event types it says natively, and its
+    HTTP surface (requests, routes, run semantics, upstream URL rules).
 
     Every other event type travels through the protocol as a data part (see docs/mapping.md).
     """
@@ -30,6 +33,7 @@ class Codec:
     encoder_class: type[Encoder]
     default_framing: Framing
     native: frozenset[str]
+    http: HttpSurface
     aliases: tuple[str, ...] = ()
     framings: tuple[Framing, ...] = ("sse", "ndjson")
     content_types: dict[str, str] = field(
@@ -63,6 +67,7 @@ REGISTRY: dict[str, Codec] = {
             AgentkitEncoder,
             "sse",
             frozenset(_COMMON | {"run-start", "tool-denied", "sources", "citation", "suggestions", "status"}),
+            agentkit_http.SURFACE,
         ),
         Codec(
             "nest",
@@ -78,9 +83,10 @@ REGISTRY: dict[str, Codec] = {
                     "elicitation", "queue", "message-metadata",
                 }
             ),
+            nest_http.SURFACE,
             aliases=("adonis",),
         ),
-        Codec("oma", "open-multi-agent StreamEvent", OmaDecoder, OmaEncoder, "ndjson", frozenset(_COMMON)),
+        Codec("oma", "open-multi-agent StreamEvent", OmaDecoder, OmaEncoder, "ndjson", frozenset(_COMMON), oma_http.SURFACE),
     )
 }
 _ALIASES = {alias: c.name for c in REGISTRY.values() for alias in c.aliases}

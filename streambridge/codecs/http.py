@@ -1,0 +1,85 @@
+"""A protocol's HTTP surface, described as data and pure functions (no I/O).
+
+The proxy and ``replay --serve`` mount every protocol from its :class:`HttpSurface`, and send
+upstream requests by its URL rules: neither names a protocol. Paths are relative to the mount
+path of a route (``""`` is the mount path itself); ``{run_id}`` and ``{decision}`` are filled in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import quote, urlsplit, urlunsplit
+
+from .requests import BadRequest, ChatRequest
+
+__all__ = ["HttpSurface", "Runs", "join_url", "upstream_scheme_is_http"]
+
+
+def join_url(base: str, suffix: str) -> str:
+    """``suffix`` appended to the path of ``base`` (one slash between), its query kept."""
+    parts = urlsplit(base)
+    path = parts.path.rstrip("/") + "/" + suffix.lstrip("/")
+    return urlunsplit(parts._replace(path=path, fragment=""))
+
+
+def upstream_scheme_is_http(url: str) -> bool:
+    return urlsplit(url).scheme in ("http", "https")
+
+
+def _same(upstream: str) -> str:
+    return upstream
+
+
+@dataclass(frozen=True)
+class Runs:
+    """Chats are runs: the server mints a run id (and a thread id), announces them in response
+    headers and in a run start before anything else, lets another reader re-attach to a live run
+    and cancels one by id."""
+
+    stream_path: str  # GET: re-attach to a live run
+    cancel_path: str  # POST: cancel a live run
+    cancel_status: int
+    cancel_answer: dict[str, object]
+    run_id_header: str
+    thread_id_header: str
+    #: the upstream URL that cancels run ``run_id`` of an upstream configured as ``upstream``
+    upstream_cancel_url: Callable[[str, str], str]
+
+
+@dataclass(frozen=True)
+class HttpSurface:
+    """How clients of a protocol talk to a server of it, and how to talk to an upstream of it."""
+
+    chat_path: str  # POST: a chat request, answered by the stream
+    chat_status: int
+    control_path: str  # POST: approve / reject a tool call (``{decision}``)
+    control_status: int
+    parse_request: Callable[[bytes], ChatRequest]
+    build_request: Callable[[ChatRequest], bytes]
+    #: the upstream URL of chats, from the URL a route configures
+    upstream_chat_url: Callable[[str], str] = _same
+    #: the base of the upstream's ``tool-call/<decision>`` route when a route configures none
+    upstream_control_base: Callable[[str], str] = _same
+    runs: Runs | None = None
+
+    def peek_thread_id(self, body: bytes) -> str | None:
+        """The thread id of a request forwarded unchanged (passthrough), when it has one."""
+        try:
+            return self.parse_request(body).thread_id
+        except BadRequest:
+            return None
+
+    def control_url(self, upstream: str, configured: str | None, decision: str) -> str | None:
+        """Where an approve / reject goes upstream: ``<configured or the protocol's base>/tool-call/<decision>``
+        (None when that is not an HTTP URL)."""
+        base = configured or self.upstream_control_base(upstream)
+        if not upstream_scheme_is_http(base):
+            return None
+        return join_url(base, f"tool-call/{decision}")
+
+    def cancel_url(self, upstream: str, run_id: str | None) -> str | None:
+        """The upstream URL that cancels a run; None where a run is cancelled by closing its connection."""
+        if self.runs is None or not run_id or not upstream_scheme_is_http(upstream):
+            return None
+        return self.runs.upstream_cancel_url(upstream, quote(run_id, safe=""))

@@ -20,7 +20,7 @@ try:  # typer ≥ 0.2x parses with its own copy of click
     from typer._click import exceptions as click_exceptions
 except ImportError:  # pragma: no cover - older typer uses click itself
     from click import core as click_core  # type: ignore[no-redef]  # the same module from the other place
-    from click import exceptions as click_exceptions  # type: ignore[no-redef]
+    from click import exceptions as click_exceptions  # type: ignore[no-redef]  # likewise
 
 from .. import __version__
 from ..codecs import StreamError

@@ -357,7 +357,7 @@ AnyEvent = (
 )
 
 EVENT_TYPES: dict[str, type[Event]] = {
-    cls.__struct_config__.tag: cls for cls in AnyEvent.__args__  # type: ignore[attr-defined]
+    cls.__struct_config__.tag: cls for cls in AnyEvent.__args__
 }
 
 _encoder = msgspec.json.Encoder()

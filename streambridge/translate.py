@@ -8,11 +8,14 @@ each input chunk gives at most one output chunk, produced before the next input 
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
-from typing import overload
+from typing import TYPE_CHECKING, Any, overload
 
 from .codecs import StreamError, get
 from .codecs.framing import DEFAULT_MAX_EVENT_SIZE, Framing
 from .events import Event, Terminal
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs  # typing.TypeIs is Python 3.13
 
 __all__ = ["Translator", "translate"]
 
@@ -57,6 +60,7 @@ class Translator:
         chunk held before it is translated all the same and travels on the error as
         ``exc.output`` (write it, then end the stream: nothing decoded is lost)."""
         self._fed = True
+        parts: list[bytes]
         self._sink.parts = parts = []
         try:
             self.decoder.feed(data, self._sink)  # type: ignore[arg-type]
@@ -93,6 +97,7 @@ class Translator:
         if self._closed:
             return b""
         self._closed = True
+        parts: list[bytes]
         self._sink.parts = parts = []
         try:
             self.decoder.close(self._sink)  # type: ignore[arg-type]
@@ -113,7 +118,9 @@ class Translator:
 def translate(chunks: Iterable[bytes], source: str, target: str, **options: object) -> Iterator[bytes]: ...
 @overload
 def translate(chunks: AsyncIterable[bytes], source: str, target: str, **options: object) -> AsyncIterator[bytes]: ...
-def translate(chunks, source, target, **options):  # type: ignore[no-untyped-def]
+def translate(
+    chunks: Iterable[bytes] | AsyncIterable[bytes], source: str, target: str, **options: Any
+) -> Iterator[bytes] | AsyncIterator[bytes]:
     """Translate a stream of ``source`` bytes into ``target`` bytes, chunk by chunk.
 
     ``options``: ``source_framing`` / ``target_framing`` (``"sse"`` or ``"ndjson"``; an unset
@@ -122,9 +129,13 @@ def translate(chunks, source, target, **options):  # type: ignore[no-untyped-def
     ``max_event_size``, and encoder options (nest: ``sequence_ids``).
     """
     translator = Translator(source, target, **options)
-    if hasattr(chunks, "__aiter__"):
+    if _is_async(chunks):
         return _translate_async(chunks, translator)
     return _translate_sync(chunks, translator)
+
+
+def _is_async(chunks: Iterable[bytes] | AsyncIterable[bytes]) -> TypeIs[AsyncIterable[bytes]]:
+    return hasattr(chunks, "__aiter__")
 
 
 def _translate_sync(chunks: Iterable[bytes], translator: Translator) -> Iterator[bytes]:

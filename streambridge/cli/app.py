@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import errno
 import traceback
+from collections.abc import Callable
 from typing import Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
 try:  # typer ≥ 0.2x parses with its own copy of click
+    from typer._click import core as click_core
     from typer._click import exceptions as click_exceptions
 except ImportError:  # pragma: no cover - older typer uses click itself
-    from click import exceptions as click_exceptions  # type: ignore[no-redef]
+    from click import core as click_core  # type: ignore[no-redef]  # the same module from the other place
+    from click import exceptions as click_exceptions  # type: ignore[no-redef]  # likewise
 
 from .. import __version__
 from ..codecs import StreamError
@@ -51,7 +54,7 @@ def _no_type(ctx: typer.Context) -> None:
 class _Command(TyperCommand):
     """A command whose help shows what goes in each option, not its Python type."""
 
-    def get_params(self, ctx: typer.Context) -> list[Any]:
+    def get_params(self, ctx: click_core.Context) -> list[Any]:
         return _plain_help(super().get_params(ctx))
 
 
@@ -64,15 +67,15 @@ class _Group(TyperGroup):
         except click_exceptions.UsageError as exc:
             _usage_error(exc)
 
-    def get_params(self, ctx: typer.Context) -> list[Any]:
+    def get_params(self, ctx: click_core.Context) -> list[Any]:
         return _plain_help(super().get_params(ctx))
 
-    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: click_core.Context, args: list[str]) -> list[str]:
         if not ctx.resilient_parsing:
             args = completion.with_default_shell(args)
         return super().parse_args(ctx, args)
 
-    def invoke(self, ctx: typer.Context) -> Any:
+    def invoke(self, ctx: click_core.Context) -> Any:
         try:
             return super().invoke(ctx)
         except click_exceptions.UsageError as exc:
@@ -167,11 +170,12 @@ for _name, _command in (
 ):
     _register(_name, _command)
 
+serve_command: Callable[..., None] | None
 try:
     from .serve import serve_command
 except ImportError:
     serve_command = None
-if serve_command:
+if serve_command is not None:
     _register("serve", serve_command)
 
 

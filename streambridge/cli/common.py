@@ -32,6 +32,7 @@ from rich.progress import (
 
 from .. import codecs
 from ..codecs import Codec, StreamError
+from ..codecs.framing import Framing
 
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
@@ -139,7 +140,7 @@ def resolve_protocol(name: str, option: str) -> Codec:
         raise UserError(f"{option}: unknown protocol {name!r} (expected one of {known})") from None
 
 
-def check_framing(codec: Codec, framing: str | None, option: str = "--framing") -> str:
+def check_framing(codec: Codec, framing: str | None, option: str = "--framing") -> Framing:
     chosen = framing or codec.default_framing
     if chosen not in codec.framings:
         raise UserError(f"{option}: {codec.name} has no {chosen!r} framing (expected one of {', '.join(codec.framings)})")

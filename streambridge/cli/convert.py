@@ -13,6 +13,7 @@ from typing import Annotated, BinaryIO, NoReturn
 import typer
 
 from ..codecs import Codec, StreamError
+from ..codecs.framing import Framing
 from ..translate import Translator
 from .common import (
     EXIT_FINDINGS,
@@ -57,12 +58,12 @@ def pump(source: Source, translator: Translator, out: BinaryIO, live: bool) -> N
 
 
 def convert_one(
-    source: Source, output: str | Path | None, target: Codec, from_: str | None, framing: str, strict: bool, parents: bool
+    source: Source, output: str | Path | None, target: Codec, from_: str | None, framing: Framing, strict: bool, parents: bool
 ) -> int:
     """Convert one input; how many frames were over the size limit (forwarded cut short)."""
     detected = detect(source, from_)
     translator = Translator(
-        detected.codec.name, target.name, source_framing=detected.framing, target_framing=framing, strict=strict  # type: ignore[arg-type]
+        detected.codec.name, target.name, source_framing=detected.framing, target_framing=framing, strict=strict
     )
     live = output is None or str(output) == "-"
     with collect_warnings(body_offset=source.body_offset) as warnings:
@@ -121,7 +122,7 @@ def plan_directory(directory: Path, out_dir: Path, framing: str) -> dict[Path, P
 
 
 def convert_directory(
-    directory: Path, output: str | None, target: Codec, from_: str | None, framing: str, strict: bool, parents: bool
+    directory: Path, output: str | None, target: Codec, from_: str | None, framing: Framing, strict: bool, parents: bool
 ) -> None:
     if output is None or output == "-":
         raise UserError(f"{directory}: converting a directory needs -o DIRECTORY")

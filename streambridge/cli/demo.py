@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..codecs import Codec
-from ..codecs.framing import detect_framing
+from ..codecs.framing import Framing, detect_framing
 from ..events import Terminal
 from ..translate import Translator
 from .common import (
@@ -146,8 +146,8 @@ async def run_demo(name: str, body: bytes, source: Codec, target: Codec, delay: 
         await runner.cleanup()
 
 
-async def _fetch(url: str, source: Codec, target: Codec, framing: str, table: Table) -> DemoRun:
-    translator = Translator(source.name, target.name, source_framing=framing)  # type: ignore[arg-type]
+async def _fetch(url: str, source: Codec, target: Codec, framing: Framing, table: Table) -> DemoRun:
+    translator = Translator(source.name, target.name, source_framing=framing)
     cutter = FrameCutter(framing)
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=5, sock_read=30)
     async with aiohttp.ClientSession(timeout=timeout) as session, session.post(url, json={"message": "How do I reset MFA?"}) as resp:

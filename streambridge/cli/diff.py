@@ -56,7 +56,7 @@ from msgspec import UNSET
 
 from ..codecs import Codec
 from ..codecs.base import Decoder, default_failure
-from ..codecs.framing import DEFAULT_MAX_EVENT_SIZE, make_parser
+from ..codecs.framing import DEFAULT_MAX_EVENT_SIZE, Framing, make_parser
 from ..events import (
     Event,
     ReasoningDelta,
@@ -280,7 +280,7 @@ class Normaliser:
         return items
 
     def append(self, event: Event) -> None:
-        tag = event.__struct_config__.tag  # type: ignore[attr-defined]
+        tag: str = event.__struct_config__.tag  # type: ignore[assignment]  # msgspec says str | int | None: every event's is a str (no cast per event)
         if (event.synthetic and isinstance(event, _STRUCTURE)) or (self.vocabulary is not None and tag not in self.vocabulary):
             return
         if isinstance(event, _MERGED):
@@ -431,8 +431,8 @@ class FrameCounter:
     """Counts the frames in each piece with the framing's own parser (its hot path takes plain
     frames without making them), numbering them as every decoder does."""
 
-    def __init__(self, framing: str) -> None:
-        self.parser = make_parser(framing)  # type: ignore[arg-type]
+    def __init__(self, framing: Framing) -> None:
+        self.parser = make_parser(framing)
         self.parser.on_plain = self._take_all if framing == "sse" else self._take_lines
         self.taken = 0
 
@@ -481,7 +481,7 @@ class Reading:
     def batches(self, tick: Callable[[], None], wanted: _Wanted | None = None) -> Iterator[list[Item]]:
         """Items as they are decoded, a batch per piece fed: in whole-frame pieces (each item
         knows its piece's frames) or, for stdin, frame by frame (each knows its frame)."""
-        decoder = self.detected.codec.decoder(self.detected.framing)  # type: ignore[arg-type]
+        decoder = self.detected.codec.decoder(self.detected.framing)
         chunks = _ticking(self.source.chunks(), tick)
         if self.source.is_file and (wanted is None or self.aligned):
             yield from self._in_pieces(chunks, decoder, wanted)

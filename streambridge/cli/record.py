@@ -22,7 +22,7 @@ import typer
 from .. import codecs
 from ..codecs import Codec
 from ..codecs.base import Decoder
-from ..codecs.framing import detect_framing
+from ..codecs.framing import Framing, detect_framing
 from ..events import Terminal
 from .common import (
     EXIT_FINDINGS,
@@ -90,6 +90,7 @@ class TerminalWatcher:
         return self.decoder.terminated  # type: ignore[union-attr]
 
     def _start(self) -> bool:
+        framing: Framing | None
         if self.codec is None:
             found = sniff(self._head, self.capture, complete=False)
             if found is None:
@@ -101,7 +102,7 @@ class TerminalWatcher:
                 return False  # nothing significant yet (a BOM, blank lines)
             if framing not in self.codec.framings:
                 framing = self.codec.default_framing
-        self.decoder = self.codec.decoder(framing)  # type: ignore[arg-type]
+        self.decoder = self.codec.decoder(framing)
         return True
 
     def other_protocol(self) -> str | None:

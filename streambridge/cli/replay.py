@@ -32,7 +32,7 @@ from msgspec import UNSET
 
 from ..bridge.logging import TextFormatter
 from ..codecs import Codec
-from ..codecs.framing import ndjson_frame, sse_frame
+from ..codecs.framing import Framing, ndjson_frame, sse_frame
 from ..events import StepFinish, Terminal
 from ..translate import Translator
 from .common import (
@@ -74,7 +74,7 @@ class Recording:
     name: str
     keys: tuple[str, ...]
     codec: Codec
-    framing: str
+    framing: Framing
     capture: Capture | None
     pieces: list[bytes]
 
@@ -101,7 +101,7 @@ def load_recording(arg: str | Path, protocol: str | None, root: Path | None = No
         detected = detect(source, protocol, "--from", report=False)
         pieces = [piece.raw for piece in cut_frames(source.chunks(), detected.framing)]
     path = Path(source.name)
-    keys = (path.name, path.stem)
+    keys: tuple[str, ...] = (path.name, path.stem)
     if root is not None:
         rel = path.relative_to(root)
         keys = (str(rel), str(rel.with_suffix("")), *keys)
@@ -158,7 +158,7 @@ def _find_run_ids(playback: Playback) -> None:
 def recorded_duration_ms(recording: Recording) -> float | None:
     """The run's duration when the transcript reports one (agentkit usage.durationMs, or the
     steps' usage durations)."""
-    decoder = recording.codec.decoder(recording.framing)  # type: ignore[arg-type]
+    decoder = recording.codec.decoder(recording.framing)
     with collect_warnings(echo=False):
         events = [e for piece in recording.pieces for e in decoder.feed(piece)] + decoder.close()
     steps = 0.0
@@ -429,8 +429,8 @@ def _url_host(host: str) -> str:
 
 def listen_error(host: str, port: int, exc: OSError) -> UserError:
     """A socket that could not be bound (address in use, no permission, unknown host), in one line."""
-    resolver = isinstance(exc, socket.gaierror) or not exc.errno  # its errno is no OS error number
-    reason = (exc.strerror or str(exc)) if resolver else os.strerror(exc.errno)
+    # a resolver's error (or one without an errno): its errno is no OS error number
+    reason = (exc.strerror or str(exc)) if isinstance(exc, socket.gaierror) or not exc.errno else os.strerror(exc.errno)
     return UserError(f"cannot listen on {_url_host(host)}:{port}: {reason}")
 
 

@@ -24,7 +24,15 @@ import typer
 
 from .. import codecs
 from ..codecs import Codec
-from ..codecs.framing import DEFAULT_MAX_EVENT_SIZE, Frame, FramingError, detect_framing, make_parser, size_limit
+from ..codecs.framing import (
+    DEFAULT_MAX_EVENT_SIZE,
+    Frame,
+    Framing,
+    FramingError,
+    detect_framing,
+    make_parser,
+    size_limit,
+)
 from .common import ProgressBar, UserError, check_framing, note, resolve_protocol
 
 CHUNK_SIZE = 64 * 1024
@@ -58,7 +66,7 @@ class Capture:
 @dataclass(frozen=True)
 class Detected:
     codec: Codec
-    framing: str
+    framing: Framing
 
 
 class Source:
@@ -221,7 +229,7 @@ def transcripts_in(directory: Path) -> list[Path]:
 # -- sniffing --------------------------------------------------------------------------------
 
 
-def framing_hint(capture: Capture | None) -> str | None:
+def framing_hint(capture: Capture | None) -> Framing | None:
     content_type = (capture.header("content-type") or "") if capture else ""
     if "ndjson" in content_type or "jsonl" in content_type:
         return "ndjson"
@@ -231,7 +239,7 @@ def framing_hint(capture: Capture | None) -> str | None:
 
 
 def first_frames(body: bytes, framing: str, complete: bool) -> list[Frame]:
-    parser = make_parser(framing, DEFAULT_MAX_EVENT_SIZE)  # type: ignore[arg-type]
+    parser = make_parser(framing, DEFAULT_MAX_EVENT_SIZE)  # type: ignore[arg-type]  # replay's unchecked --framing
     frames = parser.feed(body)
     if complete:
         frames += parser.close()
@@ -285,7 +293,7 @@ def protocol_of_frame(frame: Frame) -> str | None:
     return None
 
 
-def sniff(body: bytes, capture: Capture | None = None, complete: bool = True) -> tuple[str, str] | None:
+def sniff(body: bytes, capture: Capture | None = None, complete: bool = True) -> tuple[str, Framing] | None:
     """(protocol, framing) from the start of a body, or None when the first frames do not say."""
     framing = detect_framing(body) or framing_hint(capture)
     if framing is None:
@@ -334,7 +342,7 @@ def _read_first_frame(source: Source) -> bool:
     """Read on while the body's first frame is incomplete, up to the size limit, so that a long
     first frame is sniffed too; True when it is larger than the limit (no protocol tells then)."""
     framing = detect_framing(source.head) or framing_hint(source.capture) or "sse"
-    parser = make_parser(framing, DEFAULT_MAX_EVENT_SIZE)  # type: ignore[arg-type]
+    parser = make_parser(framing, DEFAULT_MAX_EVENT_SIZE)
     if not parser.feed(source.head) and not parser.problems:
         source.read_while(lambda chunk: not (parser.feed(chunk) or parser.problems), DEFAULT_MAX_EVENT_SIZE + CHUNK_SIZE)
     first = parser.problems[0] if parser.problems else None

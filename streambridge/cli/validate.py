@@ -17,7 +17,7 @@ import typer
 from msgspec import UNSET
 
 from ..codecs import Codec
-from ..codecs.framing import Frame, FramingError
+from ..codecs.framing import Frame, Framing, FramingError
 from ..events import (
     DataPart,
     Elicitation,
@@ -104,13 +104,13 @@ class Report:
 class Validator:
     """Feeds one transcript frame by frame and applies the rules."""
 
-    def __init__(self, codec: Codec, framing: str, capture: Capture | None, body_offset: int) -> None:
+    def __init__(self, codec: Codec, framing: Framing, capture: Capture | None, body_offset: int) -> None:
         self.codec = codec
         self.name = codec.name
         self.framing = framing
         self.capture = capture
         self.body_offset = body_offset
-        self.decoder = codec.decoder(framing)  # type: ignore[arg-type]
+        self.decoder = codec.decoder(framing)
         self.findings: list[Finding] = []
         self.frames = 0
         self.events = 0
@@ -247,7 +247,7 @@ class Validator:
             return
         self._first(event)
         if event.extra is not UNSET and event.__struct_config__.tag in self.codec.native:
-            fields = ", ".join(event.extra)  # type: ignore[arg-type]
+            fields = ", ".join(event.extra)
             self.add("SB007", f"unknown field(s) {fields} on a {event.__struct_config__.tag} event")
         if event.verbatim is not UNSET and event.verbatim.origin == self.name:
             members = ", ".join(event.verbatim.members)

@@ -47,7 +47,7 @@ class Codec:
         return self.decoder_class(framing, strict=strict, max_event_size=max_event_size)
 
     def encoder(self, framing: Framing | None = None, **options: object) -> Encoder:
-        return self.encoder_class(framing or self.default_framing, **options)  # type: ignore[arg-type]
+        return self.encoder_class(framing or self.default_framing, **options)
 
     @property
     def carried(self) -> frozenset[str]:

@@ -40,6 +40,7 @@ from ..events import (
     ToolCall,
     ToolDenied,
     ToolError,
+    ToolKind,
     ToolOutput,
     Usage,
 )
@@ -117,7 +118,8 @@ class AgentToolCall(Struct, **_W):
     requires_approval: bool | UnsetType = UNSET
 
 
-class AgentTurnResult(Struct, **_W):
+class AgentTurnResult(Struct, kw_only=True, omit_defaults=True, rename="camel", forbid_unknown_fields=True, gc=False):
+    # _W spelled out: mypy sees kw_only (a required field follows optional ones) only as a literal keyword
     status: Literal["succeeded", "blocked", "refused", "error", "notProvisioned", "cancelled"]
     text: str
     guarded: bool | UnsetType = UNSET
@@ -194,7 +196,7 @@ AgentFrame = (
     TurnStartW | TextDeltaW | ThinkingDeltaW | ToolCallW | ToolResultW | SourcesW | CitationW
     | SuggestionsW | StatusW | TurnEndW
 )
-_TYPES: dict[str, type[_T]] = {c.__struct_config__.tag: c for c in AgentFrame.__args__}  # type: ignore[attr-defined]
+_TYPES: dict[str, type[_T]] = {c.__struct_config__.tag: c for c in AgentFrame.__args__}
 _FIELDS = {t: frozenset(("type", *c.__struct_encode_fields__)) for t, c in _TYPES.items()}
 _frame_decoder = msgspec.json.Decoder(AgentFrame)
 _encode = msgspec.json.Encoder().encode
@@ -222,7 +224,7 @@ def _failure_out(f: Failure | UnsetType) -> AgentFailure | UnsetType:
         return UNSET
     status = "error" if f.status == "succeeded" else f.status
     return AgentFailure(
-        status=status,  # type: ignore[arg-type]
+        status=status,
         message=f.message,
         code=f.code,
         recoverable=f.recoverable,
@@ -265,7 +267,7 @@ def _usage_out(u: Usage | UnsetType) -> tuple[AgentUsage | UnsetType, bool]:
             input_tokens=u.input_tokens,
             output_tokens=u.output_tokens,
             cached_tokens=u.cached_tokens,
-            cost_usd=cost,  # type: ignore[arg-type]
+            cost_usd=cost,
             duration_ms=u.duration_ms,
             model=u.model,
         ),
@@ -274,8 +276,8 @@ def _usage_out(u: Usage | UnsetType) -> tuple[AgentUsage | UnsetType, bool]:
 
 
 _NO_PRIMARY = object()  # no text is primary before the primary message is known
-_APPROVAL_KIND = {True: "action", False: "read"}
-_KIND_APPROVAL = {"action": True, "read": False}
+_APPROVAL_KIND: dict[bool | UnsetType, ToolKind | UnsetType] = {True: "action", False: "read"}
+_KIND_APPROVAL: dict[ToolKind | UnsetType, bool | UnsetType] = {"action": True, "read": False}
 
 
 def _default_status(tool_kind: str | UnsetType) -> ToolCallStatus:
@@ -351,12 +353,12 @@ class AgentkitDecoder(Decoder):
             e = self._tool_result(w)  # type: ignore[arg-type]
         elif t is SourcesW:
             e = Sources(
-                message_id=self._mid(w.message_id),
+                message_id=self._mid(w.message_id),  # type: ignore[attr-defined]  # a SourcesW (t = type(w))
                 sources=[Source(**msgspec.structs.asdict(s)) for s in w.sources],  # type: ignore[attr-defined]
             )
         elif t is CitationW:
             c = w.citation  # type: ignore[attr-defined]
-            e = Citation(message_id=self._mid(w.message_id), marker=c.marker, source_id=c.source_id, start=c.start, end=c.end)
+            e = Citation(message_id=self._mid(w.message_id), marker=c.marker, source_id=c.source_id, start=c.start, end=c.end)  # type: ignore[attr-defined]  # a CitationW
         elif t is SuggestionsW:
             e = Suggestions(message_id=self._mid(w.message_id), prompts=w.prompts)  # type: ignore[attr-defined]
         elif t is StatusW:
@@ -388,7 +390,7 @@ class AgentkitDecoder(Decoder):
 
     def _tool_call(self, w: ToolCallW) -> ToolCall:
         c = w.call
-        kind = _APPROVAL_KIND.get(c.requires_approval, UNSET)  # type: ignore[call-overload]
+        kind = _APPROVAL_KIND.get(c.requires_approval, UNSET)
         status = UNSET if c.status == _default_status(kind) else c.status
         return read_call(ToolCall(
             message_id=self._mid(w.message_id),
@@ -401,10 +403,11 @@ class AgentkitDecoder(Decoder):
             ended_at=c.ended_at,
             result_text=c.result_text,
             failure=_failure_in(c.failure),
-        ))  # type: ignore[return-value]
+        ))
 
     def _tool_result(self, w: ToolResultW) -> Event:
         mid = self._mid(w.message_id)
+        output: Raw | UnsetType
         failure = _failure_in(w.failure)
         if w.status == "succeeded" and failure is UNSET:
             output = Raw(b"null") if w.result_text is UNSET else Raw(_str_encode(w.result_text))
@@ -468,13 +471,13 @@ class AgentkitEncoder(Encoder):
     def _wire(self, w: _T, event: Event) -> bytes:
         payload = _encode(w)
         if event.extra is not UNSET:
-            payload = splice_extra(payload, event.extra)  # type: ignore[arg-type]
+            payload = splice_extra(payload, event.extra)
         return payload
 
     _terminal_says_text = True  # result.text
 
     def _mid(self, event: Event) -> str:
-        return event.message_id if event.message_id is not UNSET else self._primary  # type: ignore[return-value]
+        return event.message_id if event.message_id is not UNSET else self._primary
 
     def _begin(self, event: Event, parts: list[bytes]) -> None:
         if type(event) is not RunStart:
@@ -513,7 +516,7 @@ class AgentkitEncoder(Encoder):
         elif t is Status:
             self._put(parts, e, [self._wire(StatusW(message_id=self._mid(e), label=e.label), e)], _plain(e))  # type: ignore[attr-defined]
         elif t is DataPart and e.origin == "agentkit":  # type: ignore[attr-defined]
-            self._put(parts, e, [bytes(e.data)], as_received(e))  # type: ignore[arg-type]
+            self._put(parts, e, [bytes(e.data)], as_received(e))  # type: ignore[attr-defined, arg-type]  # e is a DataPart (t = type(e))
         elif t is Terminal:
             self._terminal(e, parts)  # type: ignore[arg-type]
         else:
@@ -557,7 +560,7 @@ class AgentkitEncoder(Encoder):
         else:
             arguments, native = "", False
         status = e.status if e.status is not UNSET else _default_status(e.tool_kind)
-        approval = _KIND_APPROVAL.get(e.tool_kind, UNSET)  # type: ignore[call-overload]
+        approval = _KIND_APPROVAL.get(e.tool_kind, UNSET)
         call = AgentToolCall(
             id=e.call_id,
             name=e.name,

@@ -21,7 +21,7 @@ import logging
 import types
 import typing
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
@@ -62,6 +62,8 @@ from .framing import (
 )
 
 log = logging.getLogger("streambridge")
+_S = TypeVar("_S", bound=msgspec.Struct)
+_C = TypeVar("_C", ToolCall, ToolInputStart)
 
 #: what an encoder hands to ``_put``: an unnamed frame's payload, or ``(event name, payload)``.
 Payload = bytes | tuple[str, bytes]
@@ -220,9 +222,7 @@ def parse_arguments(arguments: str | UnsetType) -> tuple[Raw, bool]:
     return Raw(value), value == data
 
 
-def decode_known(
-    cls: type[msgspec.Struct], known: dict[str, Raw], kind: str
-) -> tuple[msgspec.Struct, dict[str, Raw]]:
+def decode_known(cls: type[_S], known: dict[str, Raw], kind: str) -> tuple[_S, dict[str, Raw]]:
     """Decode the known members of a frame whose unknown top-level members were set apart.
 
     Members holding unknown fields deeper down (a new field inside nest's ``usage``) are
@@ -241,7 +241,7 @@ def decode_known(
     return wire, verbatim_members(wire, known)
 
 
-def decode_lenient(cls: type[msgspec.Struct], data: bytes | Raw) -> msgspec.Struct:
+def decode_lenient(cls: type[_S], data: bytes | Raw) -> _S:
     """``data`` as ``cls`` with unknown fields at any depth left out (``ValidationError`` if
     it is not one)."""
     wire = _lenient_decoder(cls).decode(data)
@@ -263,7 +263,7 @@ def _lenient_decoder(cls: type[msgspec.Struct]) -> msgspec.json.Decoder:
 def _lenient_type(tp: Any) -> Any:
     """The same type with every Struct in it accepting unknown fields, at any depth."""
     if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
-        fields = []
+        fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
         for f in msgspec.structs.fields(tp):
             if f.default is not msgspec.NODEFAULT:
                 fields.append((f.name, _lenient_type(f.type), f.default))
@@ -320,10 +320,10 @@ def invented_call(event: Event) -> bool:
     """Whether a tool call (or input start) is an invented announcement: targets write it as
     a plain call of that name with an empty input, which :func:`read_call` reads back."""
     template = _INVENTED_CALLS.get(type(event))
-    return template is not None and event.synthetic and msgspec.structs.replace(event, call_id="") == template  # type: ignore[call-arg]
+    return template is not None and event.synthetic and msgspec.structs.replace(event, call_id="") == template
 
 
-def read_call(event: ToolCall | ToolInputStart) -> ToolCall | ToolInputStart:
+def read_call(event: _C) -> _C:
     """For every decoder: a call of the invented shape is the invented announcement."""
     if event.name != UNKNOWN_TOOL or event.synthetic:
         return event
@@ -648,7 +648,7 @@ class Decoder:
     def _accept(self, event: Event) -> None:
         """A non-delta event from the hot path (a codec that settles events late sees it here)."""
         if type(event) is ToolCall:
-            self._calls.add(event.call_id)  # type: ignore[attr-defined]
+            self._calls.add(event.call_id)
         self._out.append(event)
 
     #: the protocol cannot say a tool input start (its encoders invent none for input deltas
@@ -679,7 +679,7 @@ class Decoder:
             raise FrameProblem(f"a streambridge data part holding a valid event ({exc})") from None
         self._cover_next = max(carrier.covers, 0)
         self._from_carrier = True
-        self._whole = carrier.whole and type(event) is Terminal and isinstance(event.text, str)  # type: ignore[attr-defined]
+        self._whole = carrier.whole and type(event) is Terminal and isinstance(event.text, str)
         return event
 
     def _with_verbatim(self, events: list[Event], members: dict[str, Raw]) -> list[Event]:

@@ -182,7 +182,8 @@ class SSEParser(_Parser):
             self._lost_at, self._crlf = [], []
             return
         self._spell_out()
-        for item in (*frames, *self.problems[reported:]):
+        items: tuple[Frame | FramingError, ...] = (*frames, *self.problems[reported:])
+        for item in items:
             item.offset = self.received(item.offset)
         keep = self._event_offset if self._has_fields else self._pos
         folded = bisect_left(self._lost_at, keep)

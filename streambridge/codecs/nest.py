@@ -199,7 +199,7 @@ NestFrame = (
     | ToolInputAvailableW | ToolOutputW | ToolOutputErrorW | ToolOutputDeniedW | ElicitationW
     | ApprovalRequestedW | ApprovalSettledW | UiW | TitleW | MessageMetadataW | CancelledW | QueueW
 )
-_KINDS: dict[str, type[_K]] = {c.__struct_config__.tag: c for c in NestFrame.__args__}  # type: ignore[attr-defined]
+_KINDS: dict[str, type[_K]] = {c.__struct_config__.tag: c for c in NestFrame.__args__}
 _FIELDS: dict[str, frozenset[str]] = {
     kind: frozenset(("kind", *cls.__struct_encode_fields__)) for kind, cls in _KINDS.items()
 }
@@ -503,7 +503,7 @@ class NestEncoder(Encoder):
     def _wire(self, w: _K, event: Event) -> bytes:
         payload = _encode(w)
         if event.extra is not UNSET:
-            payload = splice_extra(payload, event.extra)  # type: ignore[arg-type]
+            payload = splice_extra(payload, event.extra)
         return payload
 
     def _carrier_payload(self, event: Event, name: bytes, body: bytes) -> bytes:
@@ -650,7 +650,7 @@ class NestEncoder(Encoder):
         elif t is Queue:
             self._put(parts, e, [self._wire(QueueW(queue=e.queue, started=e.started), e)], _plain(e))  # type: ignore[attr-defined]
         elif t is DataPart and e.origin == "nest":  # type: ignore[attr-defined]
-            self._put(parts, e, [bytes(e.data)], e.message_id is UNSET and as_received(e))  # type: ignore[arg-type]
+            self._put(parts, e, [bytes(e.data)], e.message_id is UNSET and as_received(e))  # type: ignore[attr-defined, arg-type]  # e is a DataPart (t = type(e))
         elif t is Terminal:
             self._terminal(e, parts)  # type: ignore[arg-type]
         else:
@@ -718,7 +718,7 @@ class NestEncoder(Encoder):
                 carried = msgspec.structs.replace(e, input=raw_input, arguments_json=UNSET)
         elif e.arguments_json is not UNSET:
             native = False
-        w = ToolInputAvailableW(id=e.call_id, name=e.name, input=raw_input, tool_kind=_kind_out(e.tool_kind), parent_id=e.parent_id)  # type: ignore[arg-type]
+        w = ToolInputAvailableW(id=e.call_id, name=e.name, input=raw_input, tool_kind=_kind_out(e.tool_kind), parent_id=e.parent_id)
         self._put(parts, carried, [self._wire(w, e)], native or invented_call(e))
 
     def _terminal(self, e: Terminal, parts: list[bytes]) -> None:

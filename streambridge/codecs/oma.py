@@ -22,6 +22,7 @@ from ..events import (
     ReasoningEnd,
     ReasoningStart,
     RunStart,
+    RunStatus,
     StepFinish,
     StepStart,
     Terminal,
@@ -143,7 +144,9 @@ class _ErrorInfo(Struct):
 
 _event_decoder = msgspec.json.Decoder(OmaEventW)
 _plain_decoder = msgspec.json.Decoder(TextW | ReasoningW | ToolUseW | ToolResultW)
-_block_decoders = {cls: msgspec.json.Decoder(cls) for cls in (ToolUseBlock, ToolResultBlock)}
+_block_decoders: dict[type[ToolUseBlock | ToolResultBlock], msgspec.json.Decoder[ToolUseBlock | ToolResultBlock]] = {
+    cls: msgspec.json.Decoder(cls) for cls in (ToolUseBlock, ToolResultBlock)
+}
 _probe_decoder = msgspec.json.Decoder(_LayerProbe)
 _status_decoder = msgspec.json.Decoder(_AgentStatus)
 _error_data_decoder = msgspec.json.Decoder(_ErrorData)
@@ -215,7 +218,7 @@ class RunLedger:
                 "toolCalls": [
                     {
                         "toolName": name,
-                        "input": parse_arguments(raw)[0] if raw is UNSET or type(raw) is str else raw,  # type: ignore[arg-type]
+                        "input": parse_arguments(raw)[0] if raw is UNSET or type(raw) is str else raw,
                         "output": output,
                         "duration": 0,
                     }
@@ -301,20 +304,21 @@ class OmaDecoder(Decoder):
                 raise FrameProblem(f"a string as the data of a {t!r} event")
             return [TextDelta(text=text) if t == "text" else ReasoningDelta(text=text)]
         if t == "tool_use" or t == "tool_result":
-            cls = ToolUseBlock if t == "tool_use" else ToolResultBlock
+            cls: type[ToolUseBlock | ToolResultBlock] = ToolUseBlock if t == "tool_use" else ToolResultBlock
+            event: Event
             try:
                 block = _block_decoders[cls].decode(w.data)
                 verbatim: dict[str, Raw] = {}
             except msgspec.ValidationError:
                 try:  # fields this codec does not know: read for what it knows, kept verbatim
-                    block = decode_lenient(cls, w.data)  # type: ignore[assignment]
+                    block = decode_lenient(cls, w.data)
                 except msgspec.ValidationError:
                     return [self._unknown(t, frame)]
                 verbatim = verbatim_members(_OneBlock(data=block), {"data": w.data})
             if type(block) is ToolUseBlock:
                 event = read_call(ToolCall(call_id=block.id, name=block.name, input=block.input, signature=block.signature))
             else:
-                event = self._tool_result(block)  # type: ignore[arg-type]
+                event = self._tool_result(block)  # type: ignore[arg-type]  # a ToolResultBlock: no narrowing in a type() check's else
             return self._with_verbatim([event], verbatim)
         if t == "done":
             return [self._done(w)]
@@ -402,7 +406,7 @@ def _status_of(status: object) -> _AgentStatus | None:
         return None
 
 
-def _agent_status(status: _AgentStatus) -> tuple[str, Failure | UnsetType]:
+def _agent_status(status: _AgentStatus) -> tuple[RunStatus, Failure | UnsetType]:
     code = status.code
     if code in ("ok", "suspended", "skipped"):
         return "succeeded", UNSET
@@ -412,7 +416,7 @@ def _agent_status(status: _AgentStatus) -> tuple[str, Failure | UnsetType]:
         return "cancelled", Failure(status="cancelled", message=status.message, code="cancelled")
     run_status = status_for_code(code)
     message = status.message if status.message is not UNSET else DEFAULT_MESSAGES[run_status]
-    return run_status, canonical_failure(run_status, Failure(status=run_status, message=message, code=code))  # type: ignore[arg-type]
+    return run_status, canonical_failure(run_status, Failure(status=run_status, message=message, code=code))
 
 
 class OmaEncoder(Encoder):
@@ -439,13 +443,13 @@ class OmaEncoder(Encoder):
             payload += b',"errorInfo":' + info
         payload += b"}"
         if event.extra is not UNSET:
-            payload = splice_extra(payload, event.extra)  # type: ignore[arg-type]
+            payload = splice_extra(payload, event.extra)
         return payload
 
     def _handle(self, e: Event, parts: list[bytes]) -> None:
         t = type(e)
         if t in _LEDGER_EVENTS:
-            self._ledger.see(e)
+            self._ledger.see(e)  # type: ignore[arg-type]  # e is one of them: mypy cannot narrow e from t = type(e)
         if t is TextDelta or t is ReasoningDelta:
             kind = b"text" if t is TextDelta else b"reasoning"
             native = e.message_id is UNSET and not e.synthetic and e.part_id is UNSET  # type: ignore[attr-defined]
@@ -464,7 +468,7 @@ class OmaEncoder(Encoder):
             block = ToolResultBlock(tool_use_id=e.call_id, content=Raw(content), is_error=True)  # type: ignore[attr-defined]
             self._put(parts, e, [self._write(b"tool_result", _encode(block), e)], False)
         elif t is DataPart and e.origin == "oma":  # type: ignore[attr-defined]
-            self._put(parts, e, [bytes(e.data)], e.message_id is UNSET and as_received(e))  # type: ignore[arg-type]
+            self._put(parts, e, [bytes(e.data)], e.message_id is UNSET and as_received(e))  # type: ignore[attr-defined, arg-type]  # e is a DataPart (t = type(e))
         elif t is Terminal:
             self._terminal(e, parts)  # type: ignore[arg-type]
         else:

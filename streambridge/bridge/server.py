@@ -147,7 +147,7 @@ def make_translator(route: Route, framing: Framing) -> Translator:
     if source_framing is None and route.upstream.startswith(("ws://", "wss://")):
         source_framing = "ndjson"
     return Translator(
-        route.source, route.target, source_framing=source_framing, target_framing=framing,  # type: ignore[arg-type]
+        route.source, route.target, source_framing=source_framing, target_framing=framing,
         strict=True, max_event_size=route.max_frame_bytes,
     )
 

@@ -93,7 +93,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=2_000_000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--one", nargs=4, metavar=("A", "B", "MAX", "REPEAT"), help=argparse.SUPPRESS)  # MAX 0: decode only
+    parser.add_argument(
+        "--one", nargs=4, metavar=("A", "B", "MAX", "REPEAT"), help=argparse.SUPPRESS
+    )  # MAX 0: decode only
     args = parser.parse_args()
     if args.one:
         a, b, limit, repeat = args.one
@@ -111,7 +113,9 @@ def main() -> None:
             rows.append((f"{count:,} frames against itself", count, *measure(path, path, 10, args.repeat)))
         rows.append((f"{count:,} frames twice, decoded only (no diff)", count, *measure(path, path, 0, args.repeat)))
         early = edited_copy(path, folder / "early.sse", [0.001, 0.002, 0.003])
-        rows.append((f"{count:,} frames, 3 changes in the first 0.3 %, --max 2", count, *measure(path, early, 2, args.repeat)))
+        rows.append(
+            (f"{count:,} frames, 3 changes in the first 0.3 %, --max 2", count, *measure(path, early, 2, args.repeat))
+        )
         spread = edited_copy(path, folder / "spread.sse", [0.1, 0.5, 0.9])
         rows.append((f"{count:,} frames, 3 changes at 10, 50 and 90 %", count, *measure(path, spread, 10, args.repeat)))
     print(f"nest SSE, best of {args.repeat}, Python {sys.version.split()[0]}; frames/s counts the frames of one file")

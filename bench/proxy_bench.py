@@ -117,8 +117,13 @@ def run_plain(port: int, upstream: str) -> None:
         assert session is not None
         body = await request.read()
         async with session.post(upstream, data=body, headers={"Content-Type": "application/json"}) as up:
-            resp = web.StreamResponse(headers={"Content-Type": up.headers.get("Content-Type", "text/event-stream"),
-                                               "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+            resp = web.StreamResponse(
+                headers={
+                    "Content-Type": up.headers.get("Content-Type", "text/event-stream"),
+                    "Cache-Control": "no-cache",
+                    "X-Accel-Buffering": "no",
+                }
+            )
             await resp.prepare(request)
             async for chunk in up.content.iter_any():
                 await resp.write(chunk)
@@ -138,8 +143,7 @@ def run_streambridge(port: int, upstream: str) -> None:
     config = replace(config, port=port, max_upstream_connections=2000)
     app = create_app(config)
     add_memory_probe(app)
-    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None,
-                handler_cancellation=True)
+    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None, handler_cancellation=True)
 
 
 # -- the driver ----------------------------------------------------------------------------
@@ -192,8 +196,14 @@ class Target:
         return self.url, {"text": text, "history": []}
 
 
-async def one_stream(session: aiohttp.ClientSession, target: Target, text: str, latencies: list[float] | None = None,
-                     opened: list | None = None, skip: int = 0) -> int:
+async def one_stream(
+    session: aiohttp.ClientSession,
+    target: Target,
+    text: str,
+    latencies: list[float] | None = None,
+    opened: list | None = None,
+    skip: int = 0,
+) -> int:
     """One request; stamped frames' latencies go to ``latencies`` (the first ``skip`` dropped)."""
     url, body = target.request(text)
     received = 0
@@ -222,8 +232,9 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def bulk(session: aiohttp.ClientSession, target: Target, frames: int, per_write: int, streams: int
-               ) -> tuple[float, float]:
+async def bulk(
+    session: aiohttp.ClientSession, target: Target, frames: int, per_write: int, streams: int
+) -> tuple[float, float]:
     """Frames per wall-clock second through the proxy, and the proxy's CPU microseconds per frame."""
     per_stream = frames // streams
     cpu0 = cpu_seconds(target.proc.pid)
@@ -234,17 +245,21 @@ async def bulk(session: aiohttp.ClientSession, target: Target, frames: int, per_
     return per_stream * streams / elapsed, cpu * 1e6 / (per_stream * streams)
 
 
-async def paced(session: aiohttp.ClientSession, target: Target, streams: int, frames: int, interval: float) -> list[float]:
+async def paced(
+    session: aiohttp.ClientSession, target: Target, streams: int, frames: int, interval: float
+) -> list[float]:
     """Per-frame latencies of ``streams`` concurrent paced streams, in steady state (each stream's
     first two frames, sent while the other streams are still being set up, are left out)."""
     latencies: list[float] = []
-    await asyncio.gather(*(one_stream(session, target, f"paced:{frames}:{interval}", latencies, skip=2)
-                           for _ in range(streams)))
+    await asyncio.gather(
+        *(one_stream(session, target, f"paced:{frames}:{interval}", latencies, skip=2) for _ in range(streams))
+    )
     return latencies
 
 
 async def memory_per_stream(session: aiohttp.ClientSession, target: Target, streams: int) -> tuple[float, float]:
     """Python heap (tracemalloc) and RSS growth of the proxy per open stream, in KiB."""
+
     async def probe() -> tuple[int, int]:
         async with session.get(target.url + "__bench/mem") as resp:
             data = await resp.json()
@@ -317,26 +332,39 @@ def report(rows: dict[str, dict[str, float]], lat: dict[str, list[float]], args:
     plain, sb = rows["plain proxy"], rows["streambridge"]
     lp, ls = lat["plain proxy"], lat["streambridge"]
     p50p, p50s, p99p, p99s = pct(lp, 50), pct(ls, 50), pct(lp, 99), pct(ls, 99)
-    print(f"\nstreambridge proxy bench: agentkit upstream → nest client; {os.cpu_count()} CPUs, Python "
-          f"{sys.version.split()[0]}; bulk {args.bulk_frames} frames over {args.bulk_streams} streams (best of "
-          f"{args.rounds}); paced {args.streams} streams x {args.frames} frames every {args.interval}s "
-          f"({len(ls)} frames measured)\n")
+    print(
+        f"\nstreambridge proxy bench: agentkit upstream → nest client; {os.cpu_count()} CPUs, Python "
+        f"{sys.version.split()[0]}; bulk {args.bulk_frames} frames over {args.bulk_streams} streams (best of "
+        f"{args.rounds}); paced {args.streams} streams x {args.frames} frames every {args.interval}s "
+        f"({len(ls)} frames measured)\n"
+    )
     print("| metric | plain proxy | streambridge | streambridge vs plain | target |")
     print("|---|---:|---:|---:|---|")
-    for key, label in (("bulk1", "upstream writes 1 frame per write"), ("bulk64", "upstream writes 64 frames per write")):
-        print(f"| bulk frames/s, {label} | {plain[key]:,.0f} | {sb[key]:,.0f} | ratio {sb[key] / plain[key]:.2f} "
-              f"| ratio ≥ 0.85 |")
+    for key, label in (
+        ("bulk1", "upstream writes 1 frame per write"),
+        ("bulk64", "upstream writes 64 frames per write"),
+    ):
+        print(
+            f"| bulk frames/s, {label} | {plain[key]:,.0f} | {sb[key]:,.0f} | ratio {sb[key] / plain[key]:.2f} "
+            f"| ratio ≥ 0.85 |"
+        )
         cp, cs = plain[key + "cpu"], sb[key + "cpu"]
         ratio = f"frames per CPU-second ratio {cp / cs:.2f}" if cp and cs else "below the clock resolution"
         print(f"| proxy CPU per frame, {label} | {cp:.2f} µs | {cs:.2f} µs | {ratio} | |")
     print(f"| paced per-frame latency p50 | {p50p:.3f} ms | {p50s:.3f} ms | {p50s - p50p:+.3f} ms | added < 0.3 ms |")
     print(f"| paced per-frame latency p99 | {p99p:.3f} ms | {p99s:.3f} ms | {p99s - p99p:+.3f} ms | added < 2 ms |")
-    print(f"| memory per open stream (Python heap, tracemalloc) | {plain['mem']:.1f} KiB | {sb['mem']:.1f} KiB | "
-          f"{sb['mem'] - plain['mem']:+.1f} KiB | ≤ 64 KiB |")
-    print(f"| memory per open stream (process RSS) | {plain['rss']:.1f} KiB | {sb['rss']:.1f} KiB | "
-          f"{sb['rss'] - plain['rss']:+.1f} KiB | |")
-    print(f"| paced latency mean | {statistics.fmean(lp):.3f} ms | {statistics.fmean(ls):.3f} ms | "
-          f"{statistics.fmean(ls) - statistics.fmean(lp):+.3f} ms | |")
+    print(
+        f"| memory per open stream (Python heap, tracemalloc) | {plain['mem']:.1f} KiB | {sb['mem']:.1f} KiB | "
+        f"{sb['mem'] - plain['mem']:+.1f} KiB | ≤ 64 KiB |"
+    )
+    print(
+        f"| memory per open stream (process RSS) | {plain['rss']:.1f} KiB | {sb['rss']:.1f} KiB | "
+        f"{sb['rss'] - plain['rss']:+.1f} KiB | |"
+    )
+    print(
+        f"| paced latency mean | {statistics.fmean(lp):.3f} ms | {statistics.fmean(ls):.3f} ms | "
+        f"{statistics.fmean(ls) - statistics.fmean(lp):+.3f} ms | |"
+    )
 
 
 def main() -> None:

@@ -105,8 +105,9 @@ async def slow_reader(port: int, stop: asyncio.Event) -> int:
     sock.connect(("127.0.0.1", port))
     sock.setblocking(False)
     body = b'{"message":"hi"}'
-    request = (f"POST /agent/chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-               f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+    request = (
+        f"POST /agent/chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
     await loop.sock_sendall(sock, request)
     got = 0
     try:
@@ -150,8 +151,10 @@ def report(args: argparse.Namespace, before: dict, during: dict, first: list[int
     rss = max(during["rss_kib"] - before["rss_kib"], 0) / n
     paused = sum(1 for a, b in zip(first, second, strict=True) if a == b)
     mean_written = sum(second) / len(second) / 1024
-    print(f"\nstreambridge slow-reader bench: {n} clients reading 1 byte/s, agentkit upstream flooding, "
-          f"measured after {args.seconds:.0f} s\n")
+    print(
+        f"\nstreambridge slow-reader bench: {n} clients reading 1 byte/s, agentkit upstream flooding, "
+        f"measured after {args.seconds:.0f} s\n"
+    )
     print("| metric | value | target |")
     print("|---|---:|---|")
     print(f"| proxy memory per slow stream (Python heap, tracemalloc) | {heap:.1f} KiB | bounded (docs/proxy.md) |")

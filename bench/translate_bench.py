@@ -44,7 +44,10 @@ def _nest_frames(n: int) -> Iterator[bytes]:
         for k in range(40):
             yield b'data: {"kind":"text","text":"w%d "}\n\n' % k
         cid = b"call-%d" % i
-        yield b'data: {"kind":"tool-input-available","id":"%s","name":"lookup","input":{"q":"item %d"},"toolKind":"read"}\n\n' % (cid, i)
+        yield (
+            b'data: {"kind":"tool-input-available","id":"%s","name":"lookup","input":{"q":"item %d"},"toolKind":"read"}\n\n'
+            % (cid, i)
+        )
         yield b'data: {"kind":"tool-output","id":"%s","output":{"rows":3,"ok":true}}\n\n' % cid
         yield b'data: {"kind":"step-finish","usage":{"inputTokens":11,"outputTokens":5},"costUsd":null}\n\n'
         i += 46
@@ -60,8 +63,14 @@ def _agentkit_frames(n: int) -> Iterator[bytes]:
             yield b'data: {"type":"text_delta","messageId":"m1","text":"w%d "}\n\n' % k
             text.append(f"w{k} ")
         cid = b"call-%d" % i
-        yield b'data: {"type":"tool_call","messageId":"m1","call":{"id":"%s","name":"lookup","argumentsJson":"{\\"q\\":\\"item\\"}","status":"running"}}\n\n' % cid
-        yield b'data: {"type":"tool_result","messageId":"m1","callId":"%s","status":"succeeded","resultText":"3 rows"}\n\n' % cid
+        yield (
+            b'data: {"type":"tool_call","messageId":"m1","call":{"id":"%s","name":"lookup","argumentsJson":"{\\"q\\":\\"item\\"}","status":"running"}}\n\n'
+            % cid
+        )
+        yield (
+            b'data: {"type":"tool_result","messageId":"m1","callId":"%s","status":"succeeded","resultText":"3 rows"}\n\n'
+            % cid
+        )
         i += 43
     result = msgspec.json.encode({"status": "succeeded", "text": "".join(text), "provider": "custom"})
     yield b'data: {"type":"turn_end","turnId":"t1","messageId":"m1","result":' + result + b"}\n\n"
@@ -74,8 +83,14 @@ def _oma_frames(n: int) -> Iterator[bytes]:
         for k in range(40):
             yield b'data: {"type":"text","data":"w%d "}\n\n' % k
         cid = b"call-%d" % i
-        yield b'data: {"type":"tool_use","data":{"type":"tool_use","id":"%s","name":"lookup","input":{"q":"item"}}}\n\n' % cid
-        yield b'data: {"type":"tool_result","data":{"type":"tool_result","tool_use_id":"%s","content":"3 rows"}}\n\n' % cid
+        yield (
+            b'data: {"type":"tool_use","data":{"type":"tool_use","id":"%s","name":"lookup","input":{"q":"item"}}}\n\n'
+            % cid
+        )
+        yield (
+            b'data: {"type":"tool_result","data":{"type":"tool_result","tool_use_id":"%s","content":"3 rows"}}\n\n'
+            % cid
+        )
         i += 43
     yield b'data: {"type":"done","data":{"success":true,"status":{"code":"ok"},"output":"","messages":[],"tokenUsage":{"input_tokens":1,"output_tokens":2},"toolCalls":[]}}\n\n'
 
@@ -186,7 +201,9 @@ def main() -> None:
                 rate = count / min(seconds for _, seconds, _ in runs)
                 rows.append((source, target, count, rate, floor_rate, max(growth for _, _, growth in runs)))
     detected = " (source framing detected)" if args.detect else ""
-    print(f"{args.events:,} events per source, SSE → SSE{detected}, best of {args.repeat}, Python {sys.version.split()[0]}")
+    print(
+        f"{args.events:,} events per source, SSE → SSE{detected}, best of {args.repeat}, Python {sys.version.split()[0]}"
+    )
     print()
     print("| source → target | events | events/s | floor events/s | ratio | peak RSS growth |")
     print("|---|---:|---:|---:|---:|---:|")

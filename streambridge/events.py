@@ -349,16 +349,38 @@ class Terminal(Event, tag="terminal"):
 
 
 AnyEvent = (
-    RunStart | StepStart | StepFinish | TextStart | TextDelta | TextEnd | ReasoningStart
-    | ReasoningDelta | ReasoningEnd | ToolInputStart | ToolInputDelta | ToolCall
-    | ToolApprovalRequest | ToolApprovalSettled | ToolOutput | ToolError | ToolDenied | Sources
-    | Citation | Suggestions | Status | Title | UiComponent | Elicitation | Queue
-    | MessageMetadata | DataPart | Malformed | Terminal
+    RunStart
+    | StepStart
+    | StepFinish
+    | TextStart
+    | TextDelta
+    | TextEnd
+    | ReasoningStart
+    | ReasoningDelta
+    | ReasoningEnd
+    | ToolInputStart
+    | ToolInputDelta
+    | ToolCall
+    | ToolApprovalRequest
+    | ToolApprovalSettled
+    | ToolOutput
+    | ToolError
+    | ToolDenied
+    | Sources
+    | Citation
+    | Suggestions
+    | Status
+    | Title
+    | UiComponent
+    | Elicitation
+    | Queue
+    | MessageMetadata
+    | DataPart
+    | Malformed
+    | Terminal
 )
 
-EVENT_TYPES: dict[str, type[Event]] = {
-    cls.__struct_config__.tag: cls for cls in AnyEvent.__args__
-}
+EVENT_TYPES: dict[str, type[Event]] = {cls.__struct_config__.tag: cls for cls in AnyEvent.__args__}
 
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(AnyEvent)

@@ -21,7 +21,17 @@ from streambridge.cli import app
 
 from .corpus import CAPTURES, GOLDEN, ROOT
 
-__all__ = ["CAPTURES", "GOLDEN", "Terminal", "copy_golden", "invoke", "on_terminal", "translated", "user_error", "without_reader"]
+__all__ = [
+    "CAPTURES",
+    "GOLDEN",
+    "Terminal",
+    "copy_golden",
+    "invoke",
+    "on_terminal",
+    "translated",
+    "user_error",
+    "without_reader",
+]
 
 _runner = CliRunner()
 
@@ -82,8 +92,12 @@ def on_terminal(*args: object, cwd: Path, stdout: bool = True, stdin: bool = Fal
     quiet = ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS", "LINES", "CI")
     env = {k: v for k, v in os.environ.items() if k not in quiet} | {"PYTHONPATH": str(ROOT), "TERM": "xterm"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streambridge", *map(str, args)], cwd=cwd, env=env,
-        stdin=slave if stdin else subprocess.DEVNULL, stdout=slave if stdout else subprocess.PIPE, stderr=slave,
+        [sys.executable, "-m", "streambridge", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        stdin=slave if stdin else subprocess.DEVNULL,
+        stdout=slave if stdout else subprocess.PIPE,
+        stderr=slave,
     )
     os.close(slave)
     try:
@@ -124,8 +138,14 @@ def without_reader(*args: object, cwd: Path) -> subprocess.CompletedProcess[byte
     os.close(read)
     try:
         return subprocess.run(
-            [sys.executable, "-m", "streambridge", *map(str, args)], cwd=cwd, env={**os.environ, "PYTHONPATH": str(ROOT)},
-            stdin=subprocess.DEVNULL, stdout=write, stderr=subprocess.PIPE, timeout=60, check=False,
+            [sys.executable, "-m", "streambridge", *map(str, args)],
+            cwd=cwd,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdin=subprocess.DEVNULL,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            timeout=60,
+            check=False,
         )
     finally:
         os.close(write)

@@ -119,8 +119,14 @@ async def bare_upstream(parts: Iterable[bytes]) -> AsyncIterator[str]:
 
     async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         head = await reader.readuntil(b"\r\n\r\n")
-        length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
-                       if line.lower().startswith(b"content-length:")), 0)
+        length = next(
+            (
+                int(line.split(b":", 1)[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length:")
+            ),
+            0,
+        )
         await reader.readexactly(length)
         writer.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")
         for part in parts:
@@ -141,11 +147,24 @@ async def bare_upstream(parts: Iterable[bytes]) -> AsyncIterator[str]:
 # -- the proxy -----------------------------------------------------------------------------
 
 
-def proxy_config(upstream: str, source: str, target: str, *, path: str = "/", headers: Iterable[str] = (),
-                 environ: dict[str, str] | None = None, **settings: Any) -> Any:
+def proxy_config(
+    upstream: str,
+    source: str,
+    target: str,
+    *,
+    path: str = "/",
+    headers: Iterable[str] = (),
+    environ: dict[str, str] | None = None,
+    **settings: Any,
+) -> Any:
     return build_config(
-        upstream=upstream, source=source, target=target, path=path, upstream_headers=list(headers),
-        settings=settings, environ=environ or {},
+        upstream=upstream,
+        source=source,
+        target=target,
+        path=path,
+        upstream_headers=list(headers),
+        settings=settings,
+        environ=environ or {},
     )
 
 

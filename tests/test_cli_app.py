@@ -70,11 +70,18 @@ def test_python_m_streambridge_demo_runs_without_a_terminal(tmp_path: Path) -> N
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
         [sys.executable, "-m", "streambridge", "demo", "--delay-ms", "0"],
-        cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False,
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert b"translated live" in done.stdout
-    version = subprocess.run([sys.executable, "-m", "streambridge", "--version"], env=env, capture_output=True, check=False)
+    version = subprocess.run(
+        [sys.executable, "-m", "streambridge", "--version"], env=env, capture_output=True, check=False
+    )
     assert version.stdout.strip() == b"streambridge 0.1.0"
 
 
@@ -86,7 +93,11 @@ def test_completion_offers_protocol_names() -> None:
 
 
 def _complete(words: str) -> str:
-    env = {"_STREAMBRIDGE_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1))}
+    env = {
+        "_STREAMBRIDGE_COMPLETE": "complete_bash",
+        "COMP_WORDS": words,
+        "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1)),
+    }
     return CliRunner().invoke(app, [], env=env, prog_name="streambridge").stdout
 
 

@@ -66,7 +66,11 @@ class Proc:
     def __init__(self, *args: object) -> None:
         self.popen = subprocess.Popen(
             [sys.executable, "-m", "streambridge", *map(str, args)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env(),
         )
         self.lines: list[str] = []
         self._queue: queue.Queue[str | None] = queue.Queue()
@@ -122,7 +126,9 @@ def test_a_port_out_of_range_is_a_usage_error(command: tuple[str, ...], port: st
 
 def test_a_port_out_of_range_in_routes_toml_is_a_config_error(tmp_path: Path) -> None:
     routes = tmp_path / "routes.toml"
-    routes.write_text('[server]\nport = 99999\n[[routes]]\npath = "/"\nupstream = "http://u/"\nfrom = "nest"\nto = "oma"\n')
+    routes.write_text(
+        '[server]\nport = 99999\n[[routes]]\npath = "/"\nupstream = "http://u/"\nfrom = "nest"\nto = "oma"\n'
+    )
     with pytest.raises(ConfigError, match="port 99999 is out of range"):
         build_config(config_file=routes, environ={})
 
@@ -130,7 +136,12 @@ def test_a_port_out_of_range_in_routes_toml_is_a_config_error(tmp_path: Path) ->
 def test_serve_on_a_port_in_use_is_one_line_and_never_logs_listening(taken_port: int) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "streambridge", *SERVE, "--port", str(taken_port)],
-        env=env(), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT, check=False,
+        env=env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
     )
     assert done.returncode == 2, done.stderr
     line = error_line(done.stderr)
@@ -164,11 +175,23 @@ def test_healthz_says_503_while_open_streams_drain() -> None:
     proxy = None
     try:
         up_port = int(upstream.wait_for(r"serving on http://127\.0\.0\.1:(\d+)")[1])
-        proxy = Proc("serve", "--upstream", f"http://127.0.0.1:{up_port}/agent", "--from", "nest", "--to", "agentkit",
-                     "--port", "0")
+        proxy = Proc(
+            "serve",
+            "--upstream",
+            f"http://127.0.0.1:{up_port}/agent",
+            "--from",
+            "nest",
+            "--to",
+            "agentkit",
+            "--port",
+            "0",
+        )
         port = int(proxy.wait_for(r"listening host=127\.0\.0\.1 port=(\d+)")[1])
-        request = urllib.request.Request(f"http://127.0.0.1:{port}/", data=b'{"text":"hi","history":[]}',
-                                         headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/",
+            data=b'{"text":"hi","history":[]}',
+            headers={"Content-Type": "application/json"},
+        )
         with urllib.request.urlopen(request, timeout=TIMEOUT) as stream:
             assert stream.read(1)  # the stream is open (the upstream paces its frames)
             proxy.popen.send_signal(signal.SIGTERM)
@@ -292,12 +315,16 @@ def test_bash_completes_through_the_printed_script(tmp_path: Path) -> None:
     program.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m streambridge "$@"\n')
     program.chmod(program.stat().st_mode | stat.S_IXUSR)
     script = (
-        'source <(streambridge --show-completion bash); '
+        "source <(streambridge --show-completion bash); "
         'COMP_WORDS=(streambridge validate run.sse --protocol ""); COMP_CWORD=4; '
         '_streambridge_completion streambridge; printf "%s\\n" "${COMPREPLY[@]}"'
     )
     done = subprocess.run(
-        ["bash", "--norc", "--noprofile", "-c", script], capture_output=True, text=True, timeout=TIMEOUT, check=False,
+        ["bash", "--norc", "--noprofile", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
         env={**env(), "PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}"},
     )
     assert done.returncode == 0, done.stderr
@@ -323,7 +350,12 @@ def test_negative_numbers_are_usage_errors(args: tuple[object, ...], option: str
 
 
 def test_validate_rejects_an_unknown_rule_and_accepts_known_ones_in_any_case() -> None:
-    usage_error(invoke("validate", NEST_RUN, "--ignore", "SB006", "--ignore", "SB999"), "--ignore", "unknown rule 'SB999'", "SB001")
+    usage_error(
+        invoke("validate", NEST_RUN, "--ignore", "SB006", "--ignore", "SB999"),
+        "--ignore",
+        "unknown rule 'SB999'",
+        "SB001",
+    )
     path = GOLDEN / "unknown-kinds/nest.sse"
     assert "SB006" in invoke("validate", path).stdout
     assert "SB006" not in invoke("validate", path, "--ignore", "sb006").stdout
@@ -392,7 +424,9 @@ def test_replay_serve_writes_its_access_log_to_stderr() -> None:
         missing.value.close()
         assert missing.value.code == 404
         proc.wait_for(r"request method=GET path=/agent/chat/nope/stream status=404 duration_ms=\d")
-        request = urllib.request.Request(f"{url}/agent/chat", data=json.dumps({"message": "hi"}).encode(), method="POST")
+        request = urllib.request.Request(
+            f"{url}/agent/chat", data=json.dumps({"message": "hi"}).encode(), method="POST"
+        )
         with urllib.request.urlopen(request, timeout=TIMEOUT) as resp:
             assert resp.read() == NEST_RUN.read_bytes()
         proc.wait_for(r"info +streambridge\.replay: request method=POST path=/agent/chat status=201 duration_ms=\d")

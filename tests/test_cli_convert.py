@@ -42,7 +42,9 @@ def test_the_source_protocol_is_sniffed_and_reported_on_stderr(source: str) -> N
 
 
 def test_sniffing_tells_ndjson_agentkit_and_sse_oma_apart(tmp_path: Path) -> None:
-    agentkit_ndjson = translated("agentkit", "agentkit", (GOLDEN / "plain-text/agentkit.sse").read_bytes(), target_framing="ndjson")
+    agentkit_ndjson = translated(
+        "agentkit", "agentkit", (GOLDEN / "plain-text/agentkit.sse").read_bytes(), target_framing="ndjson"
+    )
     oma_sse = translated("oma", "oma", (GOLDEN / "plain-text/oma.ndjson").read_bytes(), target_framing="sse")
     for data, expected in ((agentkit_ndjson, "agentkit (ndjson)"), (oma_sse, "oma (sse)")):
         result = invoke("convert", "-", "--to", "nest", input=data)
@@ -97,7 +99,9 @@ def test_a_directory_converts_every_transcript(tmp_path: Path) -> None:
     result = invoke("convert", root, "--to", "nest", "-o", out)
     assert result.exit_code == 0, result.stderr
     written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
-    expected = sorted(f"{s}/{name}.sse" for s in ("approval", "plain-text", "truncated") for name in ("agentkit", "nest", "oma"))
+    expected = sorted(
+        f"{s}/{name}.sse" for s in ("approval", "plain-text", "truncated") for name in ("agentkit", "nest", "oma")
+    )
     assert written == expected
     for rel in expected:
         source = rel.split("/")[1].removesuffix(".sse")
@@ -131,7 +135,9 @@ def _python_m_streambridge(*args: object, cwd: Path, **options: object) -> subpr
     """The CLI in its own process, for what needs real file descriptors (stdin and stdout as files)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     command = [sys.executable, "-m", "streambridge", *map(str, args)]
-    return subprocess.run(command, cwd=cwd, env=env, capture_output="stdout" not in options, timeout=60, check=False, **options)  # type: ignore[call-overload]
+    return subprocess.run(
+        command, cwd=cwd, env=env, capture_output="stdout" not in options, timeout=60, check=False, **options
+    )  # type: ignore[call-overload]
 
 
 def _one_error(stderr: bytes, *fragments: str) -> None:
@@ -147,8 +153,16 @@ def test_the_output_is_never_the_input_under_any_of_its_names(tmp_path: Path, mo
     (tmp_path / "sym.sse").symlink_to(src)
     before = sorted(tmp_path.iterdir())
     monkeypatch.chdir(tmp_path)
-    pairs = [("x.sse", "x.sse"), ("x.sse", "./x.sse"), ("./x.sse", str(src)), ("x.sse", "hard.sse"), ("x.sse", "sym.sse"),
-             ("sym.sse", "x.sse"), ("x.sse", "."), (str(src), str(tmp_path))]  # a directory -o: ./x.sse
+    pairs = [
+        ("x.sse", "x.sse"),
+        ("x.sse", "./x.sse"),
+        ("./x.sse", str(src)),
+        ("x.sse", "hard.sse"),
+        ("x.sse", "sym.sse"),
+        ("sym.sse", "x.sse"),
+        ("x.sse", "."),
+        (str(src), str(tmp_path)),
+    ]  # a directory -o: ./x.sse
     for input, output in pairs:
         user_error(invoke("convert", input, "--to", "nest", "-o", output), "is the input")
         assert src.read_bytes() == original and sorted(tmp_path.iterdir()) == before, (input, output)
@@ -164,7 +178,9 @@ def test_stdin_and_stdout_redirected_to_the_input_are_refused_too(tmp_path: Path
     assert done.returncode == 2
     _one_error(done.stderr, "-o x.sse is the input stdin")
     with src.open("ab") as stdout:  # streambridge convert x.sse --to nest >> x.sse: it would never end
-        done = _python_m_streambridge("convert", "x.sse", "--to", "nest", cwd=tmp_path, stdout=stdout, stderr=subprocess.PIPE)
+        done = _python_m_streambridge(
+            "convert", "x.sse", "--to", "nest", cwd=tmp_path, stdout=stdout, stderr=subprocess.PIPE
+        )
     assert done.returncode == 2
     _one_error(done.stderr, "stdout is the input x.sse")
     assert src.read_bytes() == original and sorted(p.name for p in tmp_path.iterdir()) == ["x.sse"]
@@ -178,7 +194,10 @@ def test_a_directory_is_never_converted_into_itself_or_onto_its_inputs(tmp_path:
     inner = root / "plain-text"  # in/plain-text into in: its plain-text/nest.sse would be written onto nest.sse
     (inner / "plain-text").mkdir()
     (inner / "plain-text" / "nest.sse").write_bytes((GOLDEN / "plain-text/nest.sse").read_bytes())
-    user_error(invoke("convert", inner, "--to", "nest", "-o", root), f"would be written to {inner / 'nest.sse'}, which is the input")
+    user_error(
+        invoke("convert", inner, "--to", "nest", "-o", root),
+        f"would be written to {inner / 'nest.sse'}, which is the input",
+    )
     out = tmp_path / "out" / "plain-text"  # a destination hard-linked to an input
     out.mkdir(parents=True)
     (out / "oma.sse").hardlink_to(inner / "oma.ndjson")
@@ -220,14 +239,19 @@ def test_a_missing_output_directory_is_made_only_with_parents(tmp_path: Path) ->
     user_error(invoke("convert", path, "--to", "oma", "-o", out), f"directory {out.parent} does not exist", "--parents")
     assert list(tmp_path.iterdir()) == []
     root = copy_golden(tmp_path, "plain-text")
-    user_error(invoke("convert", root, "--to", "oma", "-o", tmp_path / "typo" / "out"), f"directory {tmp_path / 'typo'} does not exist")
+    user_error(
+        invoke("convert", root, "--to", "oma", "-o", tmp_path / "typo" / "out"),
+        f"directory {tmp_path / 'typo'} does not exist",
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
     assert invoke("convert", path, "--to", "oma", "-o", out, "--parents").exit_code == 0 and out.exists()
     result = invoke("convert", root, "--to", "oma", "-o", tmp_path / "new" / "out", "--parents")
     assert result.exit_code == 0, result.stderr
     assert (tmp_path / "new" / "out" / "plain-text" / "oma.ndjson").exists()
     (tmp_path / "file").write_text("")
-    user_error(invoke("convert", path, "--to", "oma", "-o", tmp_path / "file" / "x.ndjson", "--parents"), "is not a directory")
+    user_error(
+        invoke("convert", path, "--to", "oma", "-o", tmp_path / "file" / "x.ndjson", "--parents"), "is not a directory"
+    )
 
 
 def test_an_unwritable_target_is_named_not_its_temporary_file(tmp_path: Path) -> None:
@@ -279,7 +303,9 @@ def test_bad_inputs_are_one_line_user_errors(tmp_path: Path) -> None:
     user_error(invoke("convert", "-", "--to", "oma", input=b""), "<stdin>", "empty")
     user_error(invoke("convert", GOLDEN / "plain-text/nest.sse", "--to", "ag-ui"), "--to", "'ag-ui'", "agentkit")
     user_error(invoke("convert", GOLDEN / "plain-text/nest.sse", "--to", "oma", "--from", "x"), "--from", "'x'")
-    user_error(invoke("convert", GOLDEN / "plain-text/nest.sse", "--to", "oma", "--framing", "xml"), "--framing", "'xml'")
+    user_error(
+        invoke("convert", GOLDEN / "plain-text/nest.sse", "--to", "oma", "--framing", "xml"), "--framing", "'xml'"
+    )
     header_only = tmp_path / "h.http"
     header_only.write_bytes(b"HTTP 201\ncontent-type: text/event-stream\n")
     user_error(invoke("convert", header_only, "--to", "oma"), "h.http", "empty line")
@@ -363,7 +389,9 @@ def test_warnings_printed_while_the_bar_is_drawn_are_whole_lines_above_it(tmp_pa
     assert shown.returncode == 0, shown.text
     assert BAR in shown.text
     # each starts where a line starts (or where the bar's line was cleared) and ends the line
-    whole = re.findall(r"(?:\r|\n|\x1b\[2K)streambridge: warning: [^\x1b\r\n]*frame \d[^\x1b\r\n]*\r\n", shown.screen.decode())
+    whole = re.findall(
+        r"(?:\r|\n|\x1b\[2K)streambridge: warning: [^\x1b\r\n]*frame \d[^\x1b\r\n]*\r\n", shown.screen.decode()
+    )
     assert len(whole) == 4, shown.text
 
 
@@ -372,7 +400,11 @@ def test_a_live_pipe_is_translated_as_it_arrives(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "streambridge", "convert", "--to", "oma"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=tmp_path,
     )
     assert proc.stdin is not None and proc.stdout is not None
     try:
@@ -426,7 +458,10 @@ def test_a_reader_that_leaves_early_ends_convert_quietly_with_0(tmp_path: Path) 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "streambridge", "convert", "big.sse", "--to", "oma"],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     assert proc.stdout is not None and proc.stderr is not None
     try:

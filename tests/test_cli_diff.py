@@ -107,7 +107,8 @@ def _nest(cycles: int, text: bytes = b"more, ") -> list[bytes]:
             b'data: {"kind":"text","text":"part %d, "}\n\n' % i,
             b'data: {"kind":"text","text":"%s"}\n\n' % text,
             b'data: {"kind":"text","text":"done. "}\n\n',
-            b'data: {"kind":"tool-input-available","id":"call-%d","name":"lookup","input":{"q":%d},"toolKind":"read"}\n\n' % (i, i),
+            b'data: {"kind":"tool-input-available","id":"call-%d","name":"lookup","input":{"q":%d},"toolKind":"read"}\n\n'
+            % (i, i),
             b'data: {"kind":"tool-output","id":"call-%d","output":{"rows":%d}}\n\n' % (i, i),
             b'data: {"kind":"step-finish"}\n\n',
         ]
@@ -161,7 +162,9 @@ def test_a_deleted_event_is_one_delete_with_its_frame(tmp_path: Path) -> None:
     edited = frames[: output - 1] + frames[output:]
     result = invoke("diff", _write(tmp_path / "a.sse", frames), _write(tmp_path / "b.sse", edited))
     lines = _hunks(result.stdout)
-    assert lines[0].startswith(f"@@ event 125 of A (frame {output}), event 125 of B (") and lines[0].endswith(": delete")
+    assert lines[0].startswith(f"@@ event 125 of A (frame {output}), event 125 of B (") and lines[0].endswith(
+        ": delete"
+    )
     assert lines[1:] == [f'- A frame {output}: tool-output {{"callId":"call#31","output":{{"rows":30}}}}']
 
 
@@ -179,7 +182,11 @@ def test_inserted_events_are_one_insert_and_later_ids_still_join(tmp_path: Path)
     assert result.exit_code == 1
     lines = _hunks(result.stdout)
     assert lines[0].startswith("@@ event 166 of A (") and lines[0].endswith(f"event 166 of B (frame {at}): insert")
-    assert [line.split(":")[0] for line in lines[1:]] == [f"+ B frame {at}", f"+ B frame {at + 1}", f"+ B frame {at + 2}"]
+    assert [line.split(":")[0] for line in lines[1:]] == [
+        f"+ B frame {at}",
+        f"+ B frame {at + 1}",
+        f"+ B frame {at + 2}",
+    ]
     assert '"callId":"call#42","input":{},"name":"extra"' in lines[1]  # B numbers its own calls
     assert result.stdout.splitlines()[-1] == "1 difference(s)"  # and its call#43 joins A's call#42
 
@@ -193,7 +200,9 @@ def test_frames_found_in_two_passes_are_those_read_frame_by_frame(tmp_path: Path
     original.write_bytes(translated("nest", codec, b"".join(_nest(60))) if codec != "nest" else b"".join(_nest(60)))
     data = original.read_bytes()
     edited = tmp_path / f"b.{codec}"
-    edited.write_bytes(data.replace(b"thinking 7", b"thinking seven").replace(b"part 33", b"part 3").replace(b"done.", b"done!", 1))
+    edited.write_bytes(
+        data.replace(b"thinking 7", b"thinking seven").replace(b"part 33", b"part 3").replace(b"done.", b"done!", 1)
+    )
     both = invoke("diff", original, edited)
     a_stdin = invoke("diff", "-", edited, input=data)
     b_stdin = invoke("diff", original, "-", input=edited.read_bytes())
@@ -222,7 +231,10 @@ def test_max_stops_after_n_differences_and_reads_no_further(tmp_path: Path) -> N
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
     assert sum(line.startswith("@@") for line in lines) == 3
-    assert lines[-2:] == ["... more difference(s) follow: stopped after 3 (--max shows more)", "stopped after 3 difference(s)"]
+    assert lines[-2:] == [
+        "... more difference(s) follow: stopped after 3 (--max shows more)",
+        "stopped after 3 difference(s)",
+    ]
     assert "stopped at event" in lines[0]
     found = diff.diff_files(a, b, limit=3)
     assert found.stopped and max(found.read) < a.stat().st_size / 4  # the rest is never read
@@ -298,7 +310,12 @@ def test_memory_does_not_grow_with_the_transcript(tmp_path: Path, monkeypatch: p
 
 def test_a_long_text_is_compared_by_digest_in_bounded_memory(tmp_path: Path) -> None:
     deltas = [b'data: {"kind":"text","text":"word %d "}\n\n' % i for i in range(20000)]
-    run = [b'event: meta\ndata: {"runId":"r"}\n\n', b'data: {"kind":"step-start"}\n\n', *deltas, b"event: done\ndata: {}\n\n"]
+    run = [
+        b'event: meta\ndata: {"runId":"r"}\n\n',
+        b'data: {"kind":"step-start"}\n\n',
+        *deltas,
+        b"event: done\ndata: {}\n\n",
+    ]
     a = _write(tmp_path / "a.sse", run)
     rechunked = _write(tmp_path / "b.sse", [*run[:2], b'data: {"kind":"text","text":"word 0 word 1 "}\n\n', *run[4:]])
     changed = _write(tmp_path / "c.sse", [*run[:-3], run[-3].replace(b"word", b"WORD"), run[-2], run[-1]])

@@ -48,11 +48,17 @@ def cases(limit: int = LIMIT) -> dict[str, Case]:
     sse_big = b'data: {"kind":"text","text":"' + big + b'"}\n\n'
     ndjson_big = b'{"type":"text","data":"' + big + b'"}\n'
     return {
-        "sse-unterminated": Case("nest", META + STEP + b'data: {"kind":"text","text":"hi"}', b'data: {"kind":"text","t', 3, "truncated"),
-        "sse-unterminated-after-blanks": Case("nest", META + b"\n\n\n" + b'data: {"kind":"text"}\n', b'data: {"kind":"text"}', 2, "truncated"),
+        "sse-unterminated": Case(
+            "nest", META + STEP + b'data: {"kind":"text","text":"hi"}', b'data: {"kind":"text","t', 3, "truncated"
+        ),
+        "sse-unterminated-after-blanks": Case(
+            "nest", META + b"\n\n\n" + b'data: {"kind":"text"}\n', b'data: {"kind":"text"}', 2, "truncated"
+        ),
         "sse-unterminated-multiline": Case("nest", META + STEP + b"id: 7\ndata: {\ndata: ", b"id: 7", 3, "truncated"),
         "ndjson-cut-off": Case("oma", OMA_TEXT + b'{"type":"reasoning","da', b'{"type":"reasoning', 2, "malformed"),
-        "sse-malformed-middle": Case("nest", META + STEP + b"data: {oops\n\n" + TEXT + DONE, b"data: {oops", 3, "malformed"),
+        "sse-malformed-middle": Case(
+            "nest", META + STEP + b"data: {oops\n\n" + TEXT + DONE, b"data: {oops", 3, "malformed"
+        ),
         "ndjson-malformed-middle": Case("oma", OMA_TEXT + b"{oops\n" + OMA_TEXT + OMA_DONE, b"{oops", 2, "malformed"),
         "sse-oversize": Case("nest", META + STEP + sse_big + TEXT + DONE, sse_big, 3, "oversize"),
         "ndjson-oversize": Case("oma", OMA_TEXT + ndjson_big + OMA_TEXT + OMA_DONE, ndjson_big, 2, "oversize"),
@@ -68,7 +74,10 @@ def variants(case: Case) -> Iterator[tuple[str, Case]]:
     yield "bom", Case(case.codec, BOM + case.data, case.marker, case.frame, case.kind)
     if not case.data.startswith(b"{"):  # SSE: CR and CRLF end lines too
         for name, end in (("crlf", b"\r\n"), ("cr", b"\r")):
-            yield name, Case(case.codec, case.data.replace(b"\n", end), case.marker.replace(b"\n", end), case.frame, case.kind)
+            yield (
+                name,
+                Case(case.codec, case.data.replace(b"\n", end), case.marker.replace(b"\n", end), case.frame, case.kind),
+            )
 
 
 def chunkings(data: bytes) -> dict[str, list[bytes]]:
@@ -112,7 +121,11 @@ def test_frames_after_an_oversize_one_keep_their_offsets() -> None:
 
 
 def test_a_missing_terminal_is_due_at_the_end_of_input() -> None:
-    for codec, data in (("nest", META + STEP + TEXT), ("nest", (META + STEP + TEXT).replace(b"\n", b"\r\n")), ("oma", OMA_TEXT * 3)):
+    for codec, data in (
+        ("nest", META + STEP + TEXT),
+        ("nest", (META + STEP + TEXT).replace(b"\n", b"\r\n")),
+        ("oma", OMA_TEXT * 3),
+    ):
         for how, chunks in chunkings(BOM + data).items():
             with pytest.raises(StreamError) as caught:
                 decoded(codec, chunks, strict=True)
@@ -142,7 +155,13 @@ def validate_findings(path: Path, codec: str) -> list[dict]:
 
 
 RULE = {"truncated": "SB002", "malformed": "SB001"}
-CLI_CASES = ("sse-unterminated", "sse-unterminated-after-blanks", "ndjson-cut-off", "sse-malformed-middle", "ndjson-malformed-middle")
+CLI_CASES = (
+    "sse-unterminated",
+    "sse-unterminated-after-blanks",
+    "ndjson-cut-off",
+    "sse-malformed-middle",
+    "ndjson-malformed-middle",
+)
 CLI_VARIANTS = [(name, variant) for name in CLI_CASES for variant, _ in variants(CASES[name])]
 
 
@@ -156,7 +175,10 @@ def test_validate_and_convert_name_the_same_byte(tmp_path: Path, name: str, vari
     found = [f for f in validate_findings(path, case.codec) if f["rule"] == RULE[case.kind]]
     assert [(f["frame"], f["offset"]) for f in found] == [(case.frame, at)]
     assert found[0]["message"].startswith("expected ")
-    user_error(invoke("convert", path, "--from", case.codec, "--to", "agentkit", "--strict"), f"frame {case.frame} (byte {at}):")
+    user_error(
+        invoke("convert", path, "--from", case.codec, "--to", "agentkit", "--strict"),
+        f"frame {case.frame} (byte {at}):",
+    )
     warned = invoke("convert", path, "--from", case.codec, "--to", "agentkit", "-v")
     assert f"{case.codec}: frame {case.frame} at byte {at}: expected " in warned.stderr
 
@@ -168,7 +190,10 @@ BAD_INPUTS = {
     "agentkit-json": ("agentkit", AK_START + b"data: {oops\n\n"),
     "agentkit-field": ("agentkit", AK_START + b'data: {"type":"text_delta","messageId":3,"text":"x"}\n\n'),
     "agentkit-utf8": ("agentkit", AK_START + b'data: {"type":"status","messageId":"m1","label":"\xff"}\n\n'),
-    "agentkit-carrier": ("agentkit", AK_START + b'data: {"type":"data-x","messageId":"m1","event":{"type":"nope"}}\n\n'),
+    "agentkit-carrier": (
+        "agentkit",
+        AK_START + b'data: {"type":"data-x","messageId":"m1","event":{"type":"nope"}}\n\n',
+    ),
     "nest-json": ("nest", META + b"data: [1\n\n"),
     "nest-meta": ("nest", b"event: meta\ndata: {oops\n\n"),
     "nest-field": ("nest", META + b'data: {"kind":"text","text":3}\n\n'),
@@ -208,11 +233,12 @@ def test_the_unterminated_event_message_names_the_blank_line() -> None:
 def test_the_cli_says_expected_once(tmp_path: Path) -> None:
     path = tmp_path / "run.sse"
     path.write_bytes(META + b"data: [1\n\n")
-    line = user_error(invoke("convert", path, "--to", "oma", "--strict"), f"frame 2 (byte {len(META)}): nest: expected ")
+    line = user_error(
+        invoke("convert", path, "--to", "oma", "--strict"), f"frame 2 (byte {len(META)}): nest: expected "
+    )
     assert line.count(": expected ") == 1 and "expected expected" not in line
     found = validate_findings(path, "nest")
     assert found[0]["message"].startswith("expected one JSON object") and found[0]["message"].count("expected") == 1
-
 
 
 # -- 3. one size limit -------------------------------------------------------------------------
@@ -249,7 +275,9 @@ def test_validate_reports_an_oversize_frame(huge: dict[str, Path], codec: str) -
 
 
 @pytest.mark.parametrize("codec", sorted(HUGE_AT))
-def test_convert_forwards_the_head_of_an_oversize_frame_warns_and_exits_1(huge: dict[str, Path], codec: str, tmp_path: Path) -> None:
+def test_convert_forwards_the_head_of_an_oversize_frame_warns_and_exits_1(
+    huge: dict[str, Path], codec: str, tmp_path: Path
+) -> None:
     out = tmp_path / "out.ndjson"
     result = invoke("convert", huge[codec], "--to", "oma", "-o", out)
     assert result.exit_code == 1, result.stderr
@@ -277,7 +305,11 @@ def test_convert_exits_0_for_a_bad_frame_it_forwards_whole(tmp_path: Path) -> No
 
 
 def test_sniffing_says_the_first_frame_is_over_the_limit(huge: dict[str, Path]) -> None:
-    user_error(invoke("convert", huge["first"], "--to", "oma"), "cannot tell the protocol", "first frame is larger than the limit (16 MiB)")
+    user_error(
+        invoke("convert", huge["first"], "--to", "oma"),
+        "cannot tell the protocol",
+        "first frame is larger than the limit (16 MiB)",
+    )
     found = validate_findings(huge["first"], "nest")
     assert [(f["rule"], f["frame"], f["offset"]) for f in found][:1] == [("SB003", 1, 0)]
 
@@ -314,6 +346,7 @@ def test_a_directory_with_a_cut_frame_converts_every_file_and_exits_1(huge: dict
     assert result.exit_code == 1, result.stderr
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["big.ndjson", "small.ndjson"]
     assert "streambridge: warning: " in result.stderr and "big.sse: nest: frame 3 at byte" in result.stderr
+
 
 # -- 4. a bad first frame comes after the run start -------------------------------------------
 
@@ -401,7 +434,12 @@ def test_a_bad_frame_of_a_run_without_a_start_still_gets_through(source: str) ->
 # -- 5. each protocol in its own words ---------------------------------------------------------
 
 OWN_WORDS = {  # a frame that names no kind, one of an unknown kind, and the terminal, in each protocol
-    "agentkit": (b'data: {"messageId":"M1","text":"x"}\n\n', b'data: {"type":"sparkle","messageId":"M1"}\n\n', "type", "turn_end"),
+    "agentkit": (
+        b'data: {"messageId":"M1","text":"x"}\n\n',
+        b'data: {"type":"sparkle","messageId":"M1"}\n\n',
+        "type",
+        "turn_end",
+    ),
     "nest": (b'data: {"text":"x"}\n\n', b'data: {"kind":"sparkle"}\n\n', "kind", "event: done or event: error"),
     "oma": (b'{"data":"x"}\n', b'{"type":"sparkle","data":1}\n', "type", "done or error"),
 }
@@ -429,4 +467,3 @@ def test_run_start_words_are_the_protocols() -> None:
     )
     found = json.loads(invoke("validate", "-", "--protocol", "agentkit", "--json", input=RUNS["agentkit"][1]).stdout)
     assert "the stream does not open with turn_start" in [f["message"] for f in found["findings"]]
-

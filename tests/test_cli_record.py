@@ -32,7 +32,9 @@ class Backend:
         self.requests: list[tuple[str, dict[str, str], bytes]] = []
         self.release = asyncio.Event()
 
-    async def stream(self, request: web.Request, body: bytes, status: int = 201, hold: bool = False) -> web.StreamResponse:
+    async def stream(
+        self, request: web.Request, body: bytes, status: int = 201, hold: bool = False
+    ) -> web.StreamResponse:
         self.requests.append((request.method, dict(request.headers), await request.read()))
         response = web.StreamResponse(
             status=status,
@@ -69,7 +71,9 @@ async def backend(aiohttp_server) -> AsyncIterator[tuple[Backend, TestServer]]:
 
     async def fails(request: web.Request) -> web.Response:
         state.requests.append((request.method, dict(request.headers), await request.read()))
-        return web.Response(status=500, text='{"statusCode":500,"message":"Internal server error"}', content_type="application/json")
+        return web.Response(
+            status=500, text='{"statusCode":500,"message":"Internal server error"}', content_type="application/json"
+        )
 
     async def plain(request: web.Request) -> web.Response:
         return web.Response(text="just text")
@@ -88,11 +92,18 @@ async def backend(aiohttp_server) -> AsyncIterator[tuple[Backend, TestServer]]:
 async def test_a_recording_is_byte_for_byte_a_capture(backend, tmp_path: Path) -> None:
     state, server = backend
     out = tmp_path / "run.http"
-    result = await run_cli("record", server.make_url("/agent/chat"), "-d", '{"message":"weather?"}', "-H", "x-actor-id: u1", "-o", out)
+    result = await run_cli(
+        "record", server.make_url("/agent/chat"), "-d", '{"message":"weather?"}', "-H", "x-actor-id: u1", "-o", out
+    )
     assert result.exit_code == 0, result.stderr
     assert out.read_bytes() == CAPTURE.read_bytes()
     method, headers, body = state.requests[0]
-    assert (method, body, headers["x-actor-id"], headers["Content-Type"]) == ("POST", b'{"message":"weather?"}', "u1", "application/json")
+    assert (method, body, headers["x-actor-id"], headers["Content-Type"]) == (
+        "POST",
+        b'{"message":"weather?"}',
+        "u1",
+        "application/json",
+    )
     assert headers["Accept-Encoding"] == "identity"
     assert "nest terminal: succeeded" in result.stderr
 
@@ -108,7 +119,9 @@ async def test_recording_stops_at_the_terminal_even_if_the_connection_stays_open
 async def test_an_idle_stream_stops_at_the_timeout_and_keeps_what_came(backend, tmp_path: Path) -> None:
     _, server = backend
     out = tmp_path / "stalled.http"
-    result = await run_cli("record", server.make_url("/stalls"), "-X", "post", "--protocol", "nest", "--timeout", "0.3", "-o", out)
+    result = await run_cli(
+        "record", server.make_url("/stalls"), "-X", "post", "--protocol", "nest", "--timeout", "0.3", "-o", out
+    )
     assert result.exit_code == 1
     assert "idle timeout" in result.stderr
     assert "streambridge: warning: the stream has no terminal event: the recording is truncated" in result.stderr
@@ -118,7 +131,9 @@ async def test_an_idle_stream_stops_at_the_timeout_and_keeps_what_came(backend, 
 
 async def test_max_time_bounds_a_recording(backend, tmp_path: Path) -> None:
     _, server = backend
-    result = await run_cli("record", server.make_url("/stalls"), "-X", "POST", "--max-time", "0.3", "-o", tmp_path / "m.http")
+    result = await run_cli(
+        "record", server.make_url("/stalls"), "-X", "POST", "--max-time", "0.3", "-o", tmp_path / "m.http"
+    )
     assert result.exit_code == 1
     assert "--max-time" in result.stderr
 
@@ -137,7 +152,9 @@ async def test_a_failed_answer_is_recorded_and_exits_1(backend, tmp_path: Path) 
 async def test_all_headers_never_records_cookies(backend, tmp_path: Path) -> None:
     _, server = backend
     out = tmp_path / "new" / "all.http"
-    result = await run_cli("record", server.make_url("/agent/chat"), "-d", "{}", "--all-headers", "-o", out, "--parents")
+    result = await run_cli(
+        "record", server.make_url("/agent/chat"), "-d", "{}", "--all-headers", "-o", out, "--parents"
+    )
     assert result.exit_code == 0, result.stderr
     head = out.read_bytes().split(b"\n\n", 1)[0].decode()
     assert "x-accel-buffering" not in head and "x-agent-run-id: 5eb069f9" in head and "date: " in head
@@ -180,8 +197,19 @@ async def test_without_o_the_recording_streams_to_stdout_as_it_arrives(backend, 
     """The body is on stdout while the server still holds the stream open; the talk is on stderr."""
     state, server = backend
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "streambridge", "record", str(server.make_url("/stalls")), "-X", "POST", "--timeout", "120",
-        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "streambridge",
+        "record",
+        str(server.make_url("/stalls")),
+        "-X",
+        "POST",
+        "--timeout",
+        "120",
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     assert proc.stdout is not None and proc.stderr is not None
     try:
@@ -216,7 +244,9 @@ async def test_recording_shows_progress_on_a_terminal_unless_the_body_goes_there
 
 async def test_recording_to_a_reader_that_left_ends_quietly_with_0(backend, tmp_path: Path) -> None:
     _, server = backend
-    done = await asyncio.to_thread(without_reader, "record", server.make_url("/agent/chat"), "-d", "{}", "-o", "-", cwd=tmp_path)
+    done = await asyncio.to_thread(
+        without_reader, "record", server.make_url("/agent/chat"), "-d", "{}", "-o", "-", cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     assert done.stderr == b""
 
@@ -230,11 +260,17 @@ def _closed_port() -> int:
 def test_record_mistakes_are_user_errors(tmp_path: Path) -> None:
     out = tmp_path / "x.http"
     user_error(invoke("record", "http://127.0.0.1:1/x", "-d", "{nope", "-o", out), "--data", "not valid JSON")
-    user_error(invoke("record", "http://127.0.0.1:1/x", "-d", f"@{tmp_path / 'missing.json'}", "-o", out), "missing.json")
+    user_error(
+        invoke("record", "http://127.0.0.1:1/x", "-d", f"@{tmp_path / 'missing.json'}", "-o", out), "missing.json"
+    )
     user_error(invoke("record", "http://127.0.0.1:1/x", "-H", "no-colon", "-o", out), "--header", "NAME: VALUE")
     user_error(invoke("record", "http://127.0.0.1:1/x", "-p", "zzz", "-o", out), "--protocol")
     user_error(invoke("record", f"http://127.0.0.1:{_closed_port()}/agent/chat", "-o", out), "127.0.0.1")
     user_error(invoke("record", "not a url", "-o", out), "not a url")
     missing = tmp_path / "typo" / "x.http"
-    user_error(invoke("record", "http://127.0.0.1:1/x", "-o", missing), f"directory {missing.parent} does not exist", "--parents")
+    user_error(
+        invoke("record", "http://127.0.0.1:1/x", "-o", missing),
+        f"directory {missing.parent} does not exist",
+        "--parents",
+    )
     assert not out.exists()

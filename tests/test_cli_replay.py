@@ -43,7 +43,9 @@ def test_chunks_are_one_per_source_frame() -> None:
     verbatim = playback(GOLDEN / "plain-text/agentkit.sse")
     assert len(verbatim.chunks) == 5 and all(c.endswith(b"\n\n") for c in verbatim.chunks)
     translated_chunks = playback(GOLDEN / "plain-text/agentkit.sse", "oma").chunks
-    assert b"".join(translated_chunks) == translated("agentkit", "oma", (GOLDEN / "plain-text/agentkit.sse").read_bytes())
+    assert b"".join(translated_chunks) == translated(
+        "agentkit", "oma", (GOLDEN / "plain-text/agentkit.sse").read_bytes()
+    )
     assert len(translated_chunks) >= 4
 
 
@@ -154,8 +156,12 @@ async def test_a_directory_is_served_in_order_or_by_name(aiohttp_client, tmp_pat
 
 async def test_a_failed_capture_is_served_with_its_status(aiohttp_client, tmp_path: Path) -> None:
     failed = tmp_path / "500.http"
-    failed.write_bytes(b'HTTP 500\ncontent-type: application/json\n\n{"statusCode":500,"message":"Internal server error"}')
-    client = await aiohttp_client(replay.make_replay_app([replay.render(replay.load_recording(failed, "nest"), None, None)]))
+    failed.write_bytes(
+        b'HTTP 500\ncontent-type: application/json\n\n{"statusCode":500,"message":"Internal server error"}'
+    )
+    client = await aiohttp_client(
+        replay.make_replay_app([replay.render(replay.load_recording(failed, "nest"), None, None)])
+    )
     resp = await client.post("/agent/chat", json={})
     assert resp.status == 500
     assert await resp.json() == {"statusCode": 500, "message": "Internal server error"}
@@ -197,13 +203,17 @@ def test_replay_serve_from_the_command_line(monkeypatch: pytest.MonkeyPatch, tmp
     shutil.copy(GOLDEN / "plain-text/agentkit.sse", source)
     results = []
     thread = threading.Thread(
-        target=lambda: results.append(invoke("replay", source, "--serve", "--to", "nest", "--port", "0", "--exit-after", "2")),
+        target=lambda: results.append(
+            invoke("replay", source, "--serve", "--to", "nest", "--port", "0", "--exit-after", "2")
+        ),
         daemon=True,  # a failing test must not keep the test run alive
     )
     thread.start()
     assert ready.wait(30)
     assert urls[0].startswith("http://127.0.0.1:")
-    request = urllib.request.Request(urls[0] + "/agent/chat", data=json.dumps({"message": "hi"}).encode(), method="POST")
+    request = urllib.request.Request(
+        urls[0] + "/agent/chat", data=json.dumps({"message": "hi"}).encode(), method="POST"
+    )
     with urllib.request.urlopen(request, timeout=30) as resp:
         assert resp.status == 201
         body = resp.read()

@@ -74,17 +74,29 @@ def test_json_report_shape() -> None:
     result = invoke("validate", GOLDEN / "truncated/agentkit.sse", "--json")
     report = json.loads(result.stdout)
     assert {k: report[k] for k in ("protocol", "framing", "frames", "clean")} == {
-        "protocol": "agentkit", "framing": "sse", "frames": 4, "clean": False,
+        "protocol": "agentkit",
+        "framing": "sse",
+        "frames": 4,
+        "clean": False,
     }
     assert report["findings"] == [
-        {"rule": "SB010", "name": "terminal-missing", "severity": "error", "frame": None, "offset": None,
-         "message": "the stream ends without turn_end"},
+        {
+            "rule": "SB010",
+            "name": "terminal-missing",
+            "severity": "error",
+            "frame": None,
+            "offset": None,
+            "message": "the stream ends without turn_end",
+        },
     ]
 
 
 def test_ignore_skips_a_rule() -> None:
     assert rules(GOLDEN / "unknown-kinds/agentkit.sse", "--ignore", "SB006", "--ignore", "sb007") == []
-    assert invoke("validate", GOLDEN / "unknown-kinds/agentkit.sse", "--ignore", "SB006", "--ignore", "SB007").exit_code == 0
+    assert (
+        invoke("validate", GOLDEN / "unknown-kinds/agentkit.sse", "--ignore", "SB006", "--ignore", "SB007").exit_code
+        == 0
+    )
 
 
 def sse(*frames: str) -> bytes:
@@ -114,21 +126,40 @@ CASES = {
     "SB015": ("nest", sse(META, STEP, STEP, FINISH, DONE)),
     "SB016": ("nest", sse(META, NEST_TEXT, STEP, FINISH, DONE)),
     "SB020": ("nest", sse(META, STEP, 'data: {"kind":"tool-output","id":"c1","output":1}', FINISH, DONE)),
-    "SB021": ("oma", b'{"type":"tool_use","data":{"type":"tool_use","id":"c1","name":"f","input":{}}}\n'
-              b'{"type":"tool_result","data":{"type":"tool_result","tool_use_id":"c1","content":"a"}}\n'
-              b'{"type":"tool_result","data":{"type":"tool_result","tool_use_id":"c1","content":"b"}}\n'
-              b'{"type":"done","data":{}}\n'),
-    "SB022": ("oma", b'{"type":"tool_use","data":{"type":"tool_use","id":"c1","name":"f","input":{}}}\n'
-              b'{"type":"tool_use","data":{"type":"tool_use","id":"c1","name":"f","input":{}}}\n'
-              b'{"type":"tool_result","data":{"type":"tool_result","tool_use_id":"c1","content":"a"}}\n'
-              b'{"type":"done","data":{}}\n'),
-    "SB023": ("agentkit", sse(TURN_START, 'data: {"type":"tool_call","messageId":"m1","call":{"id":"c1","name":"f","argumentsJson":"{}","status":"running"}}', TURN_END % "")),
+    "SB021": (
+        "oma",
+        b'{"type":"tool_use","data":{"type":"tool_use","id":"c1","name":"f","input":{}}}\n'
+        b'{"type":"tool_result","data":{"type":"tool_result","tool_use_id":"c1","content":"a"}}\n'
+        b'{"type":"tool_result","data":{"type":"tool_result","tool_use_id":"c1","content":"b"}}\n'
+        b'{"type":"done","data":{}}\n',
+    ),
+    "SB022": (
+        "oma",
+        b'{"type":"tool_use","data":{"type":"tool_use","id":"c1","name":"f","input":{}}}\n'
+        b'{"type":"tool_use","data":{"type":"tool_use","id":"c1","name":"f","input":{}}}\n'
+        b'{"type":"tool_result","data":{"type":"tool_result","tool_use_id":"c1","content":"a"}}\n'
+        b'{"type":"done","data":{}}\n',
+    ),
+    "SB023": (
+        "agentkit",
+        sse(
+            TURN_START,
+            'data: {"type":"tool_call","messageId":"m1","call":{"id":"c1","name":"f","argumentsJson":"{}","status":"running"}}',
+            TURN_END % "",
+        ),
+    ),
     "SB030": ("agentkit", sse(TURN_START, TURN_END.replace('"turnId":"t1"', '"turnId":"t2"') % "")),
     "SB031": ("agentkit", sse(TURN_START, TURN_END.replace('"messageId":"m1"', '"messageId":"m9"') % "")),
     "SB033": ("nest", sse(META, "id: 2\n" + STEP, "id: 1\n" + NEST_TEXT, "id: 3\n" + FINISH, DONE)),
     "SB034": ("nest", sse(META, STEP, FINISH, "id: 4\n" + DONE)),
     "SB040": ("agentkit", sse(TURN_START, TEXT, TURN_END % "hello")),
-    "SB041": ("agentkit", sse(TURN_START, TURN_END.replace('"provider":"p"', '"provider":"p","failure":{"status":"refused","message":"no"}') % "")),
+    "SB041": (
+        "agentkit",
+        sse(
+            TURN_START,
+            TURN_END.replace('"provider":"p"', '"provider":"p","failure":{"status":"refused","message":"no"}') % "",
+        ),
+    ),
 }
 
 

@@ -148,7 +148,11 @@ def test_positional_numbers_continue_after_the_source_ids() -> None:
     events[-1].text = UNSET  # the terminal's text is the streamed text again
     out = encode("nest", events, sequence_ids=True)
     assert [line for line in out.split(b"\n") if line.startswith(b"id: ")] == [
-        b"id: 7", b"id: 9", b"id: 10", b"id: 11", b"id: x-11"
+        b"id: 7",
+        b"id: 9",
+        b"id: 10",
+        b"id: 11",
+        b"id: x-11",
     ]
 
 
@@ -191,8 +195,11 @@ def test_nest_brackets_written_for_a_source_without_steps_are_plain_and_implied(
     brackets = [e for e in back if isinstance(e, StepStart | StepFinish)]
     assert brackets and all(e.synthetic for e in brackets)
     # a bracket nest would not write by itself is a real one
-    lone = decode("nest", b'event: meta\ndata: {"runId":"r","threadId":"t"}\n\ndata: {"kind":"step-start"}\n\n'
-                  b'data: {"kind":"step-finish"}\n\nevent: done\ndata: {}\n\n')
+    lone = decode(
+        "nest",
+        b'event: meta\ndata: {"runId":"r","threadId":"t"}\n\ndata: {"kind":"step-start"}\n\n'
+        b'data: {"kind":"step-finish"}\n\nevent: done\ndata: {}\n\n',
+    )
     assert [e.synthetic for e in lone if isinstance(e, StepStart | StepFinish)] == [True, False]
 
 
@@ -230,7 +237,9 @@ def test_agentkit_interleaved_messages_stay_apart() -> None:
     events = decode("agentkit", golden("interleaved-messages", "agentkit"))
     ids = {e.message_id for e in events if isinstance(e, TextDelta)}
     assert len(ids) == 2  # the primary message (UNSET) and the second one
-    back = json_frames(convert("nest", "agentkit", convert("agentkit", "nest", golden("interleaved-messages", "agentkit"))))
+    back = json_frames(
+        convert("nest", "agentkit", convert("agentkit", "nest", golden("interleaved-messages", "agentkit")))
+    )
     assert {f["messageId"] for f in back if f["type"] == "text_delta"} == {"m1", "m2"}
 
 
@@ -259,13 +268,21 @@ def test_oma_error_is_explicit_never_an_empty_object() -> None:
 
 @pytest.mark.parametrize(
     ("name", "status"),
-    [("oma-done-llmresponse", "succeeded"), ("oma-done-runresult", "succeeded"), ("oma-done-agentrunresult", "succeeded"), ("cancelled", "cancelled")],
+    [
+        ("oma-done-llmresponse", "succeeded"),
+        ("oma-done-runresult", "succeeded"),
+        ("oma-done-agentrunresult", "succeeded"),
+        ("cancelled", "cancelled"),
+    ],
 )
 def test_oma_done_layers_are_told_apart_and_re_emitted_as_received(name: str, status: str) -> None:
     data = golden(name, "oma")
     end = decode("oma", data)[-1]
     assert isinstance(end, Terminal) and end.status == status
-    assert bytes(end.result) == json.dumps(json.loads(data.splitlines()[-1])["data"], separators=(",", ":"), ensure_ascii=False).encode()
+    assert (
+        bytes(end.result)
+        == json.dumps(json.loads(data.splitlines()[-1])["data"], separators=(",", ":"), ensure_ascii=False).encode()
+    )
     assert convert("oma", "oma", data) == data
 
 
@@ -275,7 +292,11 @@ def test_oma_done_with_a_status_that_is_no_agent_status_is_kept_as_received() ->
     decoder, even in lenient mode)."""
     data = b'{"type":"done","data":{"success":true,"status":"ok"}}\n'
     end = decode("oma", data, strict=True)[-1]
-    assert isinstance(end, Terminal) and end.status == "succeeded" and bytes(end.result) == b'{"success":true,"status":"ok"}'
+    assert (
+        isinstance(end, Terminal)
+        and end.status == "succeeded"
+        and bytes(end.result) == b'{"success":true,"status":"ok"}'
+    )
     assert convert("oma", "oma", data) == data
 
 
@@ -354,7 +375,9 @@ def test_strict_mode_rejects_anything_after_the_terminal() -> None:
 def test_truncated_input_gets_an_error_terminal_that_says_so() -> None:
     end = decode("oma", golden("truncated", "oma"))[-1]
     assert end.status == "error" and end.synthetic
-    assert end.failure == Failure(status="error", message="The stream ended without a terminal event.", code="truncated", recoverable=True)
+    assert end.failure == Failure(
+        status="error", message="The stream ended without a terminal event.", code="truncated", recoverable=True
+    )
     with pytest.raises(StreamError, match="terminal event before the end of input"):
         decode("oma", golden("truncated", "oma"), strict=True)
 
@@ -433,7 +456,11 @@ NESTED_UNKNOWN = {
 }
 
 
-TOOL_CALL_FRAMES = {"nest": b'{"kind":"tool-input-available"', "agentkit": b'{"type":"tool_call"', "oma": b'{"type":"tool_use"'}
+TOOL_CALL_FRAMES = {
+    "nest": b'{"kind":"tool-input-available"',
+    "agentkit": b'{"type":"tool_call"',
+    "oma": b'{"type":"tool_use"',
+}
 
 
 @pytest.mark.parametrize("codec", CODECS)
@@ -483,7 +510,9 @@ def test_stream_errors_say_what_kind_of_problem(data: bytes, kind: str) -> None:
 def test_translator_abort_ends_with_the_callers_terminal_once() -> None:
     translator = Translator("nest", "agentkit", strict=True)
     out = translator.feed(golden("plain-text", "nest")[:120])
-    out += translator.abort(Terminal(status="error", failure=Failure(status="error", message="upstream timed out", code="upstream_timeout")))
+    out += translator.abort(
+        Terminal(status="error", failure=Failure(status="error", message="upstream timed out", code="upstream_timeout"))
+    )
     out += translator.close()  # nothing more, and no complaint about the missing input terminal
     end = json_frames(out)[-1]
     assert end["type"] == "turn_end" and end["result"]["failure"]["code"] == "upstream_timeout"

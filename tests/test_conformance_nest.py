@@ -62,7 +62,6 @@ Result = dict[str, Any]
 Harness = Callable[[list[bytes]], list[Result]]
 
 
-
 # -- the Node harness ----------------------------------------------------------------------
 
 
@@ -249,9 +248,7 @@ def test_golden_through_real_client(scenario: str, source: str, golden_results: 
 # A nest source already speaking the newer generation (approval frames, `tool-output-denied`)
 # is passed on in that generation: a 0.5.5 client does not understand it whoever writes it.
 DENIED_CASES = [
-    (s, c)
-    for s, c in GOLDEN_CASES
-    if c != "nest" and any(type(e) is ToolDenied for e in decode(c, golden(s, c)))
+    (s, c) for s, c in GOLDEN_CASES if c != "nest" and any(type(e) is ToolDenied for e in decode(c, golden(s, c)))
 ]
 
 

@@ -68,7 +68,9 @@ def reads_of(frames: list[bytes], one_read: bool) -> list[bytes]:
 @pytest.mark.parametrize("position", ["first", "middle", "last"])
 @pytest.mark.parametrize("kind", sorted(BAD))
 @pytest.mark.parametrize(("source", "target"), PAIRS)
-def test_every_frame_before_a_bad_one_reaches_the_client(source: str, target: str, kind: str, position: str, one_read: bool) -> None:
+def test_every_frame_before_a_bad_one_reaches_the_client(
+    source: str, target: str, kind: str, position: str, one_read: bool
+) -> None:
     good = frames_of(source)[:-1]  # no terminal: the bad frame is the fault that ends the stream
     bad = b"data: " + BAD[kind] + b"\n\n"
     at = {"first": 1, "middle": len(good) // 2, "last": len(good)}[position]  # (the run start stays first)
@@ -84,7 +86,9 @@ def test_every_frame_before_a_bad_one_reaches_the_client(source: str, target: st
 
 
 @pytest.mark.parametrize("one_read", [True, False], ids=["one read", "a read per frame"])
-@pytest.mark.parametrize("trailing", [b"data: [DONE]\n\n", b"data: {not json\n\n", b'data: {"kind":"text","text":"late"}\n\n'])
+@pytest.mark.parametrize(
+    "trailing", [b"data: [DONE]\n\n", b"data: {not json\n\n", b'data: {"kind":"text","text":"late"}\n\n']
+)
 @pytest.mark.parametrize(("source", "target"), PAIRS)
 def test_bytes_after_the_terminal_end_nothing(source: str, target: str, trailing: bytes, one_read: bool) -> None:
     frames = frames_of(source)

@@ -57,10 +57,24 @@ def chunkings(body: bytes) -> dict[str, list[bytes]]:
 @pytest.mark.parametrize(
     ("head", "framing"),
     [
-        (b"", None), (b"\xef", None), (b"\xef\xbb", None), (BOM, None), (BOM + b" \r\n\t", None), (b"\n\n", None),
-        (b"{", "ndjson"), (b"[", "ndjson"), (BOM + b"\n {", "ndjson"),
-        (b"data: {}", "sse"), (b"event:", "sse"), (b"id: 1", "sse"), (b"retry: 5", "sse"), (b": ping", "sse"),
-        (b"\n\nd", "sse"), (b"\xefx", "sse"), (BOM + BOM + b"{", "sse"), (b"hello", "sse"),
+        (b"", None),
+        (b"\xef", None),
+        (b"\xef\xbb", None),
+        (BOM, None),
+        (BOM + b" \r\n\t", None),
+        (b"\n\n", None),
+        (b"{", "ndjson"),
+        (b"[", "ndjson"),
+        (BOM + b"\n {", "ndjson"),
+        (b"data: {}", "sse"),
+        (b"event:", "sse"),
+        (b"id: 1", "sse"),
+        (b"retry: 5", "sse"),
+        (b": ping", "sse"),
+        (b"\n\nd", "sse"),
+        (b"\xefx", "sse"),
+        (BOM + BOM + b"{", "sse"),
+        (b"hello", "sse"),
     ],
 )
 def test_the_rule_reads_the_first_significant_byte(head: bytes, framing: str | None) -> None:
@@ -165,7 +179,9 @@ def test_a_long_blank_start_stops_being_held_at_the_size_limit(codec: str) -> No
 
 @pytest.mark.parametrize("chunks", [[], [b""], [BOM], [b"\xef", b"\xbb\xbf"], [b"\n\n", b"\r\n"]], ids=repr)
 @pytest.mark.parametrize("source", CODECS)
-def test_an_input_with_nothing_significant_ends_with_the_one_truncation_terminal(source: str, chunks: list[bytes]) -> None:
+def test_an_input_with_nothing_significant_ends_with_the_one_truncation_terminal(
+    source: str, chunks: list[bytes]
+) -> None:
     events = decoded(source, chunks)
     assert len(events) == 1
     end = events[0]

@@ -55,7 +55,11 @@ def _marker(codec: str, cell: str, tag: str) -> bytes:
 
 @pytest.mark.parametrize("tag", sorted(ROWS))
 def test_every_row_is_exercised_by_a_golden(tag: str) -> None:
-    sources = [(s, c, events) for s, c, events in decoded_corpus() if any(e.__struct_config__.tag == tag and not e.synthetic for e in events)]
+    sources = [
+        (s, c, events)
+        for s, c, events in decoded_corpus()
+        if any(e.__struct_config__.tag == tag and not e.synthetic for e in events)
+    ]
     assert sources, f"no golden decodes to a {tag!r} event"
     for codec, cell in ROWS[tag].items():
         marker = _marker(codec, cell, tag)

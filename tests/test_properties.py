@@ -146,42 +146,53 @@ def test_every_field_alone_obeys_the_laws(cls: type[Event], path: tuple[str, ...
 START = RunStart(run_id="run-1")
 FOUND: dict[str, list[Event]] = {
     "agentkit: a failure with status succeeded": [
-        START, ToolDenied(call_id="c1", failure=Failure(status="succeeded", message="")),
+        START,
+        ToolDenied(call_id="c1", failure=Failure(status="succeeded", message="")),
     ],
     "every codec: a data part of its own with transient": [
-        START, DataPart(name="x_", origin="nest", data=Raw(b'{"kind":"x_"}'), transient=False),
+        START,
+        DataPart(name="x_", origin="nest", data=Raw(b'{"kind":"x_"}'), transient=False),
     ],
     "agentkit: a terminal naming the turn's model and id": [
-        RunStart(run_id="run-1", model="m"), Terminal(model="m", turn_id="run-1"),
+        RunStart(run_id="run-1", model="m"),
+        Terminal(model="m", turn_id="run-1"),
     ],
     "agentkit: a terminal's text no delta streamed": [START, Terminal(text="0")],
     "agentkit: a tool call's status its kind implies": [
-        START, ToolCall(call_id="c1", name="search", arguments_json="{}", status="running"),
+        START,
+        ToolCall(call_id="c1", name="search", arguments_json="{}", status="running"),
     ],
     "agentkit: another message's terminal without text": [START, Terminal(message_id="m-2")],
     "oma: a kept payload saying another status": [
-        START, Terminal(status="blocked", result=Raw(b"{}"), error_info=Raw(b"{}")),
+        START,
+        Terminal(status="blocked", result=Raw(b"{}"), error_info=Raw(b"{}")),
     ],
     "nest, oma: argument text with whitespace around the JSON": [
-        START, ToolCall(call_id="c1", name="search", arguments_json=" {}"),
+        START,
+        ToolCall(call_id="c1", name="search", arguments_json=" {}"),
     ],
     "nest -> agentkit -> nest: a carried call with an input": [
-        START, ToolCall(call_id="c1", name="search", input=Raw(b"null"), status="proposed"),
+        START,
+        ToolCall(call_id="c1", name="search", input=Raw(b"null"), status="proposed"),
     ],
     "agentkit -> nest -> agentkit: a carried call with argument text": [
-        START, ToolCall(call_id="c1", name="search", arguments_json="{}", parent_id="p"),
+        START,
+        ToolCall(call_id="c1", name="search", arguments_json="{}", parent_id="p"),
     ],
     "oma: a usage with one token count": [START, Terminal(usage=Usage(output_tokens=1))],
     "oma: a succeeded terminal with a failure": [START, Terminal(failure=Failure(status="succeeded", message=""))],
     "nest: a terminal with unknown fields": [START, Terminal(extra={"x_": Raw(b"null")})],
     "agentkit: a tool error with the bare failure of its text": [
-        START, ToolError(call_id="c1", error="", failure=Failure(status="error", message="")),
+        START,
+        ToolError(call_id="c1", error="", failure=Failure(status="error", message="")),
     ],
     "agentkit: a string output escaped otherwise than msgspec escapes it": [
-        START, ToolOutput(call_id="c1", output=Raw(b'"\\u00e9"')),
+        START,
+        ToolOutput(call_id="c1", output=Raw(b'"\\u00e9"')),
     ],
     "every codec: a carried terminal with its status's default failure": [
-        START, Terminal(status="error", failure=default_failure("error"), provider="p"),
+        START,
+        Terminal(status="error", failure=default_failure("error"), provider="p"),
     ],
     "nest: a run start naming the derived thread id": [RunStart(run_id="run-1", thread_id="thr-run-1")],
     "agentkit: a run start naming the derived message id": [RunStart(run_id="run-1", message_id="msg-run-1")],

@@ -74,7 +74,9 @@ async def test_nest_control_routes_refuse_bad_ids_and_deep_json(aiohttp_server, 
     assert resp.status == 400 and "runId" in (await resp.json())["message"]
 
 
-async def test_a_passthrough_route_refuses_deep_json_and_never_puts_a_bad_id_in_a_header(aiohttp_server, aiohttp_client) -> None:
+async def test_a_passthrough_route_refuses_deep_json_and_never_puts_a_bad_id_in_a_header(
+    aiohttp_server, aiohttp_client
+) -> None:
     server = await aiohttp_server(_upstream())
     client = await start_proxy(aiohttp_client, proxy_config(url_of(server, "/up"), "agentkit", "agentkit"))
     resp = await client.post("/", data=deep_body(REQUESTS["agentkit"]("hi")), headers=JSON)

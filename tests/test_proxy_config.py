@@ -23,8 +23,12 @@ def test_one_route_from_flags_with_defaults() -> None:
 
 def test_credentials_come_from_the_environment_and_are_never_shown() -> None:
     cfg = build_config(
-        upstream="http://u/", source="agentkit", target="nest", path="support",
-        upstream_headers=["Authorization=env:TOKEN", "x-actor-id=u1"], environ={"TOKEN": SECRET},
+        upstream="http://u/",
+        source="agentkit",
+        target="nest",
+        path="support",
+        upstream_headers=["Authorization=env:TOKEN", "x-actor-id=u1"],
+        environ={"TOKEN": SECRET},
     )
     route = cfg.routes[0]
     assert route.path == "/support/"
@@ -42,8 +46,9 @@ def test_credentials_come_from_the_environment_and_are_never_shown() -> None:
 )
 def test_bad_headers(spec: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message) as err:
-        build_config(upstream="http://u/", source="agentkit", target="nest", upstream_headers=[spec],
-                     environ={"X": SECRET})
+        build_config(
+            upstream="http://u/", source="agentkit", target="nest", upstream_headers=[spec], environ={"X": SECRET}
+        )
     assert SECRET not in str(err.value)
 
 
@@ -107,8 +112,10 @@ request_mode = "passthrough"
 
 def test_routes_toml_errors(tmp_path) -> None:
     path = tmp_path / "routes.toml"
-    path.write_text('[[routes]]\npath = "/"\nupstream = "http://u/"\nfrom = "nest"\nto = "oma"\n'
-                    '[[routes]]\npath = "/"\nupstream = "http://v/"\nfrom = "nest"\nto = "oma"\n')
+    path.write_text(
+        '[[routes]]\npath = "/"\nupstream = "http://u/"\nfrom = "nest"\nto = "oma"\n'
+        '[[routes]]\npath = "/"\nupstream = "http://v/"\nfrom = "nest"\nto = "oma"\n'
+    )
     with pytest.raises(ConfigError, match="two routes are mounted at '/'"):
         build_config(config_file=path, environ={})
     path.write_text('[[routes]]\npath = "/"\nupstream = "http://u/"\nfrom = "nest"\nto = "oma"\nheartbeet = 3\n')
@@ -139,8 +146,19 @@ def test_serve_command_flags_and_environment(monkeypatch) -> None:
         "UP_TOKEN": SECRET,
     }
     result = CliRunner().invoke(
-        _cli(), ["serve", "--path", "/chat", "--upstream-header", "Authorization=env:UP_TOKEN", "--log-json",
-                 "--cors-origin", "https://a.example", "--forward-header", "X-Actor-Id"],
+        _cli(),
+        [
+            "serve",
+            "--path",
+            "/chat",
+            "--upstream-header",
+            "Authorization=env:UP_TOKEN",
+            "--log-json",
+            "--cors-origin",
+            "https://a.example",
+            "--forward-header",
+            "X-Actor-Id",
+        ],
         env=env,
     )
     assert result.exit_code == 0, result.output
@@ -156,8 +174,18 @@ def test_serve_command_flags_and_environment(monkeypatch) -> None:
 def test_serve_command_reports_config_errors(monkeypatch) -> None:
     monkeypatch.setattr(serve_module.bridge_server, "run_app", lambda cfg: None)
     result = CliRunner().invoke(
-        _cli(), ["serve", "--upstream", "http://u/", "--from", "nest", "--to", "agentkit",
-                 "--upstream-header", "Authorization=env:NOPE_NOT_SET"],
+        _cli(),
+        [
+            "serve",
+            "--upstream",
+            "http://u/",
+            "--from",
+            "nest",
+            "--to",
+            "agentkit",
+            "--upstream-header",
+            "Authorization=env:NOPE_NOT_SET",
+        ],
         env={"NOPE_NOT_SET": None},  # type: ignore[dict-item]
     )
     assert result.exit_code == 2

@@ -97,7 +97,11 @@ async def test_connection_refused(aiohttp_client, caplog) -> None:
     assert resp.status == 201
     body = await resp.read()
     assert body.startswith(b"event: meta\n")
-    assert body.endswith(b'event: error\ndata: {"code":"upstream_unavailable","message":"' + FAULTS["upstream_unavailable"].message.encode() + b'"}\n\n')
+    assert body.endswith(
+        b'event: error\ndata: {"code":"upstream_unavailable","message":"'
+        + FAULTS["upstream_unavailable"].message.encode()
+        + b'"}\n\n'
+    )
     end = await assert_fault(client, caplog, body, "nest", "upstream_unavailable")
     assert end.failure.recoverable is True
 
@@ -220,11 +224,15 @@ async def test_upstream_connection_drops_mid_body(aiohttp_server, aiohttp_client
 
 async def test_malformed_json(aiohttp_server, aiohttp_client, caplog) -> None:
     upstream = Upstream()
-    server = await aiohttp_server(agentkit_upstream(upstream, [START, b"data: {not json " + SECRET_BODY.encode() + b"\n\n"]))
+    server = await aiohttp_server(
+        agentkit_upstream(upstream, [START, b"data: {not json " + SECRET_BODY.encode() + b"\n\n"])
+    )
     client = await start_proxy(aiohttp_client, proxy_config(url_of(server, "/up"), "agentkit", "nest"))
     body = await (await client.post("/agent/chat", json={"message": "hi"})).read()
     await assert_fault(client, caplog, body, "nest", "upstream_malformed")
-    assert await metric(client, "streambridge_translation_errors_total", route="default", code="upstream_malformed") == 1.0
+    assert (
+        await metric(client, "streambridge_translation_errors_total", route="default", code="upstream_malformed") == 1.0
+    )
 
 
 async def test_invalid_utf8(aiohttp_server, aiohttp_client, caplog) -> None:
@@ -289,7 +297,9 @@ async def test_slow_reading_client_backpressure_reaches_the_upstream(aiohttp_ser
     assert type(events[-1]) is Terminal and events[-1].status == "succeeded"
 
 
-async def test_client_that_stops_reading_is_dropped_and_the_upstream_cancelled(aiohttp_server, aiohttp_client, caplog) -> None:
+async def test_client_that_stops_reading_is_dropped_and_the_upstream_cancelled(
+    aiohttp_server, aiohttp_client, caplog
+) -> None:
     upstream = Upstream()
     frame = b"data: " + msgspec.json.encode({"kind": "text", "text": "z" * 16384}) + b"\n\n"
 
@@ -308,7 +318,9 @@ async def test_client_that_stops_reading_is_dropped_and_the_upstream_cancelled(a
     resp.close()
 
 
-async def test_the_stream_ends_at_the_terminal_even_if_the_upstream_stays_open(aiohttp_server, aiohttp_client, caplog) -> None:
+async def test_the_stream_ends_at_the_terminal_even_if_the_upstream_stays_open(
+    aiohttp_server, aiohttp_client, caplog
+) -> None:
     upstream = Upstream()
     parts = frames(golden("plain-text", "agentkit"))
     junk = b"data: {junk after the end}\n\n"
@@ -320,7 +332,9 @@ async def test_the_stream_ends_at_the_terminal_even_if_the_upstream_stays_open(a
     await asyncio.wait_for(upstream.cancelled.wait(), 10)  # the proxy let go of the upstream at once
 
 
-async def test_a_proxy_bug_still_ends_the_stream_with_a_terminal(aiohttp_server, aiohttp_client, caplog, monkeypatch) -> None:
+async def test_a_proxy_bug_still_ends_the_stream_with_a_terminal(
+    aiohttp_server, aiohttp_client, caplog, monkeypatch
+) -> None:
     from streambridge import Translator
 
     def broken(self, data: bytes) -> bytes:
@@ -345,7 +359,9 @@ END = b'data: {"type":"turn_end","turnId":"t1","messageId":"m1","result":{"statu
 
 
 @pytest.mark.parametrize("target", ["agentkit", "nest", "oma"])
-async def test_good_frames_and_a_bad_one_in_one_read_lose_nothing(aiohttp_server, aiohttp_client, caplog, target) -> None:
+async def test_good_frames_and_a_bad_one_in_one_read_lose_nothing(
+    aiohttp_server, aiohttp_client, caplog, target
+) -> None:
     upstream = Upstream()
     one_read = START + TEXT + TEXT + b"data: {not json\n\n"
     server = await aiohttp_server(agentkit_upstream(upstream, [one_read]))
@@ -358,7 +374,9 @@ async def test_good_frames_and_a_bad_one_in_one_read_lose_nothing(aiohttp_server
 
 @pytest.mark.parametrize("trailing", [b"data: [DONE]\n\n", b"data: {not json\n\n"])
 @pytest.mark.parametrize("target", ["agentkit", "nest", "oma"])
-async def test_bytes_after_the_terminal_in_the_same_read_end_nothing(aiohttp_server, aiohttp_client, caplog, target, trailing) -> None:
+async def test_bytes_after_the_terminal_in_the_same_read_end_nothing(
+    aiohttp_server, aiohttp_client, caplog, target, trailing
+) -> None:
     caplog.set_level(logging.DEBUG, logger="streambridge")
     upstream = Upstream()
     server = await aiohttp_server(agentkit_upstream(upstream, [START + TEXT + TEXT + END + trailing]))

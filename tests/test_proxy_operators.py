@@ -126,8 +126,11 @@ async def counting_upstream() -> AsyncIterator[tuple[str, list[int], asyncio.Eve
     per_connection: list[int] = []
     closed = asyncio.Event()
     answer = golden("plain-text", "agentkit")
-    head = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: "
-            + str(len(answer)).encode() + b"\r\n\r\n")
+    head = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: "
+        + str(len(answer)).encode()
+        + b"\r\n\r\n"
+    )
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         per_connection.append(0)
@@ -135,8 +138,14 @@ async def counting_upstream() -> AsyncIterator[tuple[str, list[int], asyncio.Eve
         try:
             while True:
                 request = await reader.readuntil(b"\r\n\r\n")
-                length = next((int(line.split(b":", 1)[1]) for line in request.split(b"\r\n")
-                               if line.lower().startswith(b"content-length:")), 0)
+                length = next(
+                    (
+                        int(line.split(b":", 1)[1])
+                        for line in request.split(b"\r\n")
+                        if line.lower().startswith(b"content-length:")
+                    ),
+                    0,
+                )
                 await reader.readexactly(length)
                 per_connection[index] += 1
                 writer.write(head + answer)

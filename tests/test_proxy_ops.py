@@ -20,29 +20,32 @@ from streambridge.bridge.state import STATE
 from streambridge.events import Terminal
 
 from .proxy_support import (
-        TURN,
-        Upstream,
-        decode,
-        frames,
-        golden,
-        proxy_config,
-        read_all,
-        read_until,
-        start_proxy,
-        stream_app,
-        url_of,
-        without_comments,
-        write_stream,
-    )
+    TURN,
+    Upstream,
+    decode,
+    frames,
+    golden,
+    proxy_config,
+    read_all,
+    read_until,
+    start_proxy,
+    stream_app,
+    url_of,
+    without_comments,
+    write_stream,
+)
 
 SECRET = "sk-live-5b1e0c9a77d2-DO-NOT-LEAK"
 
 
-def golden_upstream(upstream: Upstream, scenario: str = "plain-text", hold_after: int | None = None, **kw) -> web.Application:
+def golden_upstream(
+    upstream: Upstream, scenario: str = "plain-text", hold_after: int | None = None, **kw
+) -> web.Application:
     async def handler(request: web.Request) -> web.StreamResponse:
         await upstream.record(request)
-        return await write_stream(request, frames(golden(scenario, "agentkit")), upstream=upstream,
-                                  hold_after=hold_after, **kw)
+        return await write_stream(
+            request, frames(golden(scenario, "agentkit")), upstream=upstream, hold_after=hold_after, **kw
+        )
 
     return stream_app(handler, "/up")
 
@@ -190,8 +193,12 @@ async def test_healthz_and_metrics(aiohttp_server, aiohttp_client) -> None:
     assert 'streambridge_frames_in_total{route="default"}' in text
     assert 'streambridge_upstream_ttfb_seconds_count{route="default"} 1.0' in text
     assert 'streambridge_streams_total{outcome="completed",route="default"} 1.0' in text
-    for family in ("open_streams gauge", "translation_errors_total counter", "faults_total counter",
-                   "upstream_ttfb_seconds histogram"):
+    for family in (
+        "open_streams gauge",
+        "translation_errors_total counter",
+        "faults_total counter",
+        "upstream_ttfb_seconds histogram",
+    ):
         assert f"# TYPE streambridge_{family}" in text
 
 
@@ -205,14 +212,23 @@ async def test_credentials_never_reach_the_client_or_the_logs(aiohttp_server, ai
     async def handler(request: web.Request) -> web.StreamResponse:
         seen_auth.append(request.headers.get("Authorization", ""))
         if (await request.json())["text"] == "fail":
-            return web.Response(status=401, text=f"bad token {request.headers['Authorization']}",
-                                headers={"WWW-Authenticate": f"Bearer {SECRET}"})
-        return await write_stream(request, frames(golden("plain-text", "agentkit")),
-                                  headers={"X-Echo-Auth": request.headers["Authorization"]})
+            return web.Response(
+                status=401,
+                text=f"bad token {request.headers['Authorization']}",
+                headers={"WWW-Authenticate": f"Bearer {SECRET}"},
+            )
+        return await write_stream(
+            request, frames(golden("plain-text", "agentkit")), headers={"X-Echo-Auth": request.headers["Authorization"]}
+        )
 
     server = await aiohttp_server(stream_app(handler, "/up"))
-    config = proxy_config(url_of(server, "/up"), "agentkit", "nest", headers=["Authorization=env:UP_TOKEN"],
-                          environ={"UP_TOKEN": f"Bearer {SECRET}"})
+    config = proxy_config(
+        url_of(server, "/up"),
+        "agentkit",
+        "nest",
+        headers=["Authorization=env:UP_TOKEN"],
+        environ={"UP_TOKEN": f"Bearer {SECRET}"},
+    )
     assert SECRET not in repr(config) and SECRET not in str(config.routes[0])
     client = await start_proxy(aiohttp_client, config)
     for text in ("ok", "fail"):
@@ -234,28 +250,70 @@ async def test_client_headers_forwarded_upstream(aiohttp_server, aiohttp_client,
     what the route names; credential-like headers only when the route forwards credentials."""
     upstream = Upstream()
     server = await aiohttp_server(golden_upstream(upstream))
-    config = proxy_config(url_of(server, "/up"), "agentkit", "agentkit", headers=["X-Api-Key=env:K"],
-                          environ={"K": "route-key"}, forward_auth=forward_auth,
-                          forward_headers=("X-Keep", "X-Session-Token"))
+    config = proxy_config(
+        url_of(server, "/up"),
+        "agentkit",
+        "agentkit",
+        headers=["X-Api-Key=env:K"],
+        environ={"K": "route-key"},
+        forward_auth=forward_auth,
+        forward_headers=("X-Keep", "X-Session-Token"),
+    )
     client = await start_proxy(aiohttp_client, config)
-    await (await client.post("/?upstream=http://evil.example/", json=TURN, headers={
-        "Connection": "keep-alive, X-Hop", "X-Hop": "1", "Keep-Alive": "timeout=5", "TE": "trailers",
-        "Proxy-Authorization": "Basic eHg6eHg=", "X-Keep": "yes", "Authorization": "Bearer client",
-        "Cookie": "sid=1", "X-Api-Key": "client-key", "X-Forwarded-Host": "evil.example",
-        "Via": "1.1 evil", "X-Original-URL": "/admin", "X-Rewrite-URL": "/admin", "Set-Cookie": "a=1",
-        "X-Other": "not named", "X-Session-Token": "tok", "X-Auth-Token": "tok2",
-        "Accept-Language": "fr", "User-Agent": "ua/1", "traceparent": "00-abc-def-01", "X-Request-Id": "rq-1",
-    })).read()
+    await (
+        await client.post(
+            "/?upstream=http://evil.example/",
+            json=TURN,
+            headers={
+                "Connection": "keep-alive, X-Hop",
+                "X-Hop": "1",
+                "Keep-Alive": "timeout=5",
+                "TE": "trailers",
+                "Proxy-Authorization": "Basic eHg6eHg=",
+                "X-Keep": "yes",
+                "Authorization": "Bearer client",
+                "Cookie": "sid=1",
+                "X-Api-Key": "client-key",
+                "X-Forwarded-Host": "evil.example",
+                "Via": "1.1 evil",
+                "X-Original-URL": "/admin",
+                "X-Rewrite-URL": "/admin",
+                "Set-Cookie": "a=1",
+                "X-Other": "not named",
+                "X-Session-Token": "tok",
+                "X-Auth-Token": "tok2",
+                "Accept-Language": "fr",
+                "User-Agent": "ua/1",
+                "traceparent": "00-abc-def-01",
+                "X-Request-Id": "rq-1",
+            },
+        )
+    ).read()
     got = upstream.requests[0]
     assert got["path"] == "/up"
     headers = {k.lower(): v for k, v in got["headers"].items()}
     assert headers["x-keep"] == "yes"  # named by the route
     assert headers["x-api-key"] == "route-key"  # the route's own credential, never the client's
-    for name, value in (("accept-language", "fr"), ("user-agent", "ua/1"), ("traceparent", "00-abc-def-01"),
-                        ("x-request-id", "rq-1")):
+    for name, value in (
+        ("accept-language", "fr"),
+        ("user-agent", "ua/1"),
+        ("traceparent", "00-abc-def-01"),
+        ("x-request-id", "rq-1"),
+    ):
         assert headers[name] == value
-    for dropped in ("x-hop", "keep-alive", "te", "proxy-authorization", "x-forwarded-host", "via",
-                    "x-original-url", "x-rewrite-url", "set-cookie", "x-other", "x-auth-token"):
+    for dropped in (
+        "x-hop",
+        "keep-alive",
+        "te",
+        "proxy-authorization",
+        "x-forwarded-host",
+        "via",
+        "x-original-url",
+        "x-rewrite-url",
+        "set-cookie",
+        "x-other",
+        "x-auth-token",
+    ):
         assert dropped not in headers, dropped
     assert ("authorization" in headers) is forward_auth
     assert ("cookie" in headers) is forward_auth
@@ -310,10 +368,14 @@ async def test_cors(aiohttp_server, aiohttp_client) -> None:
     client = await start_proxy(
         aiohttp_client, proxy_config(url_of(server, "/up"), "agentkit", "nest", cors_origins="https://app.example")
     )
-    pre = await client.options("/agent/chat", headers={
-        "Origin": "https://app.example", "Access-Control-Request-Method": "POST",
-        "Access-Control-Request-Headers": "content-type, x-actor-id",
-    })
+    pre = await client.options(
+        "/agent/chat",
+        headers={
+            "Origin": "https://app.example",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type, x-actor-id",
+        },
+    )
     assert pre.status == 204
     assert pre.headers["Access-Control-Allow-Origin"] == "https://app.example"
     assert pre.headers["Access-Control-Allow-Headers"] == "content-type, x-actor-id"

@@ -13,19 +13,19 @@ from aiohttp import web
 from streambridge.events import UNSET, RunStart, Terminal, TextDelta, ToolCall, ToolDenied, ToolOutput
 
 from .proxy_support import (
-        PING,
-        Upstream,
-        capture,
-        decode,
-        frames,
-        proxy_config,
-        read_all,
-        read_until,
-        start_proxy,
-        url_of,
-        without_comments,
-        write_stream,
-    )
+    PING,
+    Upstream,
+    capture,
+    decode,
+    frames,
+    proxy_config,
+    read_all,
+    read_until,
+    start_proxy,
+    url_of,
+    without_comments,
+    write_stream,
+)
 
 
 def sse(obj: dict) -> bytes:
@@ -65,18 +65,33 @@ class AgentkitBackend(Upstream):
         if turn["text"] == "wait":
             return await write_stream(request, head, upstream=self, hold_after=len(head))
         self.decision = asyncio.get_running_loop().create_future()
-        call = {"id": "call_rf_1", "name": "createRefund", "argumentsJson": '{"amount":49.9}', "status": "proposed",
-                "requiresApproval": True}
+        call = {
+            "id": "call_rf_1",
+            "name": "createRefund",
+            "argumentsJson": '{"amount":49.9}',
+            "status": "proposed",
+            "requiresApproval": True,
+        }
         resp = await write_stream(request, [*head, sse({"type": "tool_call", **m, "call": call})])
         decision = await self.decision
         if decision == "approve":
-            result = {"type": "tool_result", **m, "callId": "call_rf_1", "status": "succeeded", "resultText": "refunded"}
+            result = {
+                "type": "tool_result",
+                **m,
+                "callId": "call_rf_1",
+                "status": "succeeded",
+                "resultText": "refunded",
+            }
             text = "Done."
         else:
             result = {"type": "tool_result", **m, "callId": "call_rf_1", "status": "denied", "resultText": "no"}
             text = "Cancelled the refund."
-        end = {"type": "turn_end", "turnId": "turn_1", **m,
-               "result": {"status": "succeeded", "text": "I can refund that. " + text, "provider": "custom"}}
+        end = {
+            "type": "turn_end",
+            "turnId": "turn_1",
+            **m,
+            "result": {"status": "succeeded", "text": "I can refund that. " + text, "provider": "custom"},
+        }
         for part in (sse(result), sse({"type": "text_delta", **m, "text": text}), sse(end)):
             await resp.write(part)
         return resp
@@ -86,7 +101,9 @@ class AgentkitBackend(Upstream):
 async def nest_front(aiohttp_server, aiohttp_client):
     backend = AgentkitBackend()
     server = await aiohttp_server(backend.app())
-    client = await start_proxy(aiohttp_client, proxy_config(url_of(server, "/agentkit"), "agentkit", "nest", heartbeat=60))
+    client = await start_proxy(
+        aiohttp_client, proxy_config(url_of(server, "/agentkit"), "agentkit", "nest", heartbeat=60)
+    )
     return backend, client
 
 
@@ -190,7 +207,9 @@ class NestBackend(Upstream):
         return web.json_response({"aborted": True}, status=201)
 
     async def decide(self, request: web.Request) -> web.Response:
-        self.controls.append((request.match_info["decision"], msgspec.json.decode(await request.read()), dict(request.headers)))
+        self.controls.append(
+            (request.match_info["decision"], msgspec.json.decode(await request.read()), dict(request.headers))
+        )
         self.approved.set()
         return web.json_response({"ok": True}, status=201)
 
@@ -199,8 +218,9 @@ class NestBackend(Upstream):
 async def agentkit_front(aiohttp_server, aiohttp_client):
     backend = NestBackend()
     server = await aiohttp_server(backend.app())
-    config = proxy_config(url_of(server, "/agent"), "nest", "agentkit", headers=["x-actor-id=env:ACTOR"],
-                          environ={"ACTOR": "u1"})
+    config = proxy_config(
+        url_of(server, "/agent"), "nest", "agentkit", headers=["x-actor-id=env:ACTOR"], environ={"ACTOR": "u1"}
+    )
     client = await start_proxy(aiohttp_client, config)
     return backend, client
 

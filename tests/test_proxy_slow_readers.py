@@ -87,7 +87,9 @@ def body_of(raw: bytes) -> bytes:
     return bytes(body)
 
 
-async def test_a_client_that_reads_nothing_costs_the_proxy_only_its_bounded_buffers(aiohttp_server, aiohttp_client) -> None:
+async def test_a_client_that_reads_nothing_costs_the_proxy_only_its_bounded_buffers(
+    aiohttp_server, aiohttp_client
+) -> None:
     count, frame = 3072, text_frame(16384)  # 48 MiB: far more than every buffer on the way, kernels' too
     upstream_blocked = asyncio.Event()
 
@@ -116,7 +118,9 @@ async def test_a_client_that_reads_nothing_costs_the_proxy_only_its_bounded_buff
         await upstream_blocked.wait()  # backpressure reached the upstream
     content = relay.upstream.response.content
     assert content.total_bytes <= BOUND, f"the proxy took {content.total_bytes} bytes from the upstream"
-    lowat = relay.sink.request.transport.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NOTSENT_LOWAT)
+    lowat = relay.sink.request.transport.get_extra_info("socket").getsockopt(
+        socket.IPPROTO_TCP, socket.TCP_NOTSENT_LOWAT
+    )
     assert lowat == 64 * 1024
 
     events = codecs.get("nest").decoder(strict=True).feed(body_of(await reader.read_all()))
@@ -124,7 +128,9 @@ async def test_a_client_that_reads_nothing_costs_the_proxy_only_its_bounded_buff
     assert type(events[-1]) is Terminal and events[-1].status == "succeeded"
 
 
-async def test_a_follower_that_stops_reading_is_dropped_and_never_slows_the_run(aiohttp_server, aiohttp_client, caplog) -> None:
+async def test_a_follower_that_stops_reading_is_dropped_and_never_slows_the_run(
+    aiohttp_server, aiohttp_client, caplog
+) -> None:
     caplog.set_level(logging.INFO, logger="streambridge")
     count, frame = 512, text_frame(4096)  # 2 MiB, against a 128 KiB follower buffer
     attached = asyncio.Event()

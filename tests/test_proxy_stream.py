@@ -13,23 +13,23 @@ from streambridge import Translator
 from streambridge.events import RunStart, Terminal
 
 from .proxy_support import (
-        CONTENT_TYPES,
-        PING,
-        SCENARIOS,
-        Upstream,
-        bare_upstream,
-        capture,
-        decode,
-        frames,
-        golden,
-        proxy_config,
-        start_proxy,
-        stream_app,
-        url_of,
-        without_comments,
-        without_run_starts,
-        write_stream,
-    )
+    CONTENT_TYPES,
+    PING,
+    SCENARIOS,
+    Upstream,
+    bare_upstream,
+    capture,
+    decode,
+    frames,
+    golden,
+    proxy_config,
+    start_proxy,
+    stream_app,
+    url_of,
+    without_comments,
+    without_run_starts,
+    write_stream,
+)
 
 PAIRS = [(s, t) for s, t in itertools.permutations(("agentkit", "nest", "oma"), 2)]
 REQUESTS = {
@@ -46,10 +46,15 @@ def golden_upstream(source: str, upstream: Upstream) -> web.Application:
 
     async def handler(request: web.Request) -> web.StreamResponse:
         body = msgspec.json.decode(await upstream.record(request))
-        text = {"agentkit": lambda b: b["text"], "nest": lambda b: b["message"], "oma": lambda b: b["messages"][-1]["content"]}[source](body)
+        text = {
+            "agentkit": lambda b: b["text"],
+            "nest": lambda b: b["message"],
+            "oma": lambda b: b["messages"][-1]["content"],
+        }[source](body)
         status = 201 if source == "nest" else 200
-        return await write_stream(request, frames(golden(text, source), sep), status=status,
-                                  content_type=CONTENT_TYPES[source])
+        return await write_stream(
+            request, frames(golden(text, source), sep), status=status, content_type=CONTENT_TYPES[source]
+        )
 
     return stream_app(handler, "/agent/chat" if source == "nest" else "/up")
 
@@ -85,7 +90,9 @@ async def test_golden_through_proxy(aiohttp_server, aiohttp_client, scenario, so
         assert resp.status == 201
         run_id, thread_id = resp.headers["X-Agent-Run-Id"], resp.headers["X-Agent-Thread-Id"]
         assert thread_id == "conv-1"
-        assert body.startswith(b"event: meta\ndata: " + msgspec.json.encode({"runId": run_id, "threadId": thread_id}) + b"\n\n" + PING)
+        assert body.startswith(
+            b"event: meta\ndata: " + msgspec.json.encode({"runId": run_id, "threadId": thread_id}) + b"\n\n" + PING
+        )
         got = without_run_starts(decode("nest", body))
         want = without_run_starts(decode("nest", reference(scenario, source, target)))
         assert got == want
@@ -107,8 +114,9 @@ async def test_real_nest_capture_with_its_headers(aiohttp_server, aiohttp_client
 
     async def chat(request: web.Request) -> web.StreamResponse:
         await upstream.record(request)
-        return await write_stream(request, frames(cap.body), status=cap.status, headers=recorded,
-                                  content_type=cap.headers["content-type"])
+        return await write_stream(
+            request, frames(cap.body), status=cap.status, headers=recorded, content_type=cap.headers["content-type"]
+        )
 
     server = await aiohttp_server(stream_app(chat, "/agent/chat"))
     client = await start_proxy(aiohttp_client, proxy_config(url_of(server, "/agent"), "nest", target))
@@ -150,6 +158,7 @@ async def test_framing_is_detected_when_the_upstream_content_type_does_not_say(
         async with bare_upstream(parts) as up_url:
             out = await _through_proxy(aiohttp_client, up_url, source)
     else:
+
         async def chat(request: web.Request) -> web.StreamResponse:
             return await write_stream(request, parts, content_type=content_type)
 
@@ -161,6 +170,7 @@ async def test_framing_is_detected_when_the_upstream_content_type_does_not_say(
 
 async def test_a_declared_content_type_wins_over_detection(aiohttp_server, aiohttp_client) -> None:
     """NDJSON bytes declared as SSE are read as SSE (no blank line ends an event): a fault, not text."""
+
     async def chat(request: web.Request) -> web.StreamResponse:
         return await write_stream(request, frames(golden("approval", "oma"), b"\n"), content_type="text/event-stream")
 

@@ -37,12 +37,17 @@ def cancel_url(protocol: str, upstream: str, run_id: str | None) -> str | None:
 
 def translate_request(source_protocol: str, target_protocol: str, body: dict) -> dict:
     """A client request of ``source_protocol`` as an upstream of ``target_protocol`` receives it."""
-    return msgspec.json.decode(build_request(target_protocol, parse_request(source_protocol, msgspec.json.encode(body))))
+    return msgspec.json.decode(
+        build_request(target_protocol, parse_request(source_protocol, msgspec.json.encode(body)))
+    )
 
 
 def test_nest_chat_to_agentkit_turn() -> None:
     nest = {
-        "agent": "support", "threadId": "thr-existing", "pageContext": {"kind": "orders"}, "message": "Weather in Paris?",
+        "agent": "support",
+        "threadId": "thr-existing",
+        "pageContext": {"kind": "orders"},
+        "message": "Weather in Paris?",
         "attachments": [{"mediaId": "m1", "url": "https://cdn/x.png", "contentType": "image/png", "name": "x.png"}],
     }
     assert translate_request("nest", "agentkit", nest) == {
@@ -56,7 +61,9 @@ def test_nest_chat_to_agentkit_turn() -> None:
 
 def test_agentkit_turn_to_nest_chat_drops_history_and_inline_attachments() -> None:
     turn = {
-        "text": "And tomorrow?", "conversationId": "c-7", "grounding": {"tenant": "t1"},
+        "text": "And tomorrow?",
+        "conversationId": "c-7",
+        "grounding": {"tenant": "t1"},
         "history": [{"id": "h1", "role": "user", "authorId": "u", "text": "Weather?", "createdAt": 1}],
         "attachments": [
             {"id": "a1", "name": "n.txt", "mediaType": "text/plain", "base64": "aGk="},
@@ -66,14 +73,17 @@ def test_agentkit_turn_to_nest_chat_drops_history_and_inline_attachments() -> No
     assert translate_request("agentkit", "nest", turn) == {
         "message": "And tomorrow?",
         "threadId": "c-7",
-        "attachments": [{"mediaId": "a2", "url": "https://cdn/p.pdf", "contentType": "application/pdf", "name": "p.pdf"}],
+        "attachments": [
+            {"mediaId": "a2", "url": "https://cdn/p.pdf", "contentType": "application/pdf", "name": "p.pdf"}
+        ],
         "pageContext": {"tenant": "t1"},
     }
 
 
 def test_agentkit_turn_to_oma_keeps_history_and_back() -> None:
     turn = {
-        "text": "And tomorrow?", "conversationId": "c-7",
+        "text": "And tomorrow?",
+        "conversationId": "c-7",
         "history": [
             {"id": "h1", "role": "user", "authorId": "u", "text": "Weather?", "createdAt": 1},
             {"id": "h2", "role": "assistant", "authorId": "bot", "text": "Sunny.", "createdAt": 2},
@@ -117,16 +127,28 @@ def test_bad_requests(protocol: str, body: bytes, message: str) -> None:
 
 def test_upstream_headers() -> None:
     client = [
-        ("Connection", "keep-alive, X-Hop"), ("X-Hop", "1"), ("Upgrade", "h2c"), ("Transfer-Encoding", "chunked"),
-        ("Host", "proxy"), ("Content-Length", "3"), ("Authorization", "Bearer c"), ("Cookie", "a=1"),
-        ("x-actor-id", "u9"), ("X-Api-Key", "client"), ("Accept-Encoding", "gzip"),
+        ("Connection", "keep-alive, X-Hop"),
+        ("X-Hop", "1"),
+        ("Upgrade", "h2c"),
+        ("Transfer-Encoding", "chunked"),
+        ("Host", "proxy"),
+        ("Content-Length", "3"),
+        ("Authorization", "Bearer c"),
+        ("Cookie", "a=1"),
+        ("x-actor-id", "u9"),
+        ("X-Api-Key", "client"),
+        ("Accept-Encoding", "gzip"),
     ]
     out = upstream_headers(client, {"X-Api-Key": "route"}, accept="text/event-stream", forward_auth=False)
     assert dict(out) == {  # x-actor-id is not on the allow-list and the route does not name it
-        "X-Api-Key": "route", "Content-Type": "application/json",
-        "Accept": "text/event-stream", "Accept-Encoding": "identity",
+        "X-Api-Key": "route",
+        "Content-Type": "application/json",
+        "Accept": "text/event-stream",
+        "Accept-Encoding": "identity",
     }
-    out = upstream_headers(client, {}, accept="text/event-stream", forward_auth=False, forward=["X-Actor-Id", "x-api-key"])
+    out = upstream_headers(
+        client, {}, accept="text/event-stream", forward_auth=False, forward=["X-Actor-Id", "x-api-key"]
+    )
     assert out["x-actor-id"] == "u9" and "X-Api-Key" not in out  # a named credential still needs forward_auth
     out = upstream_headers(client, {}, accept="application/x-ndjson", forward_auth=True, forward=["x-api-key"])
     assert out["Authorization"] == "Bearer c" and out["Cookie"] == "a=1" and out["X-Api-Key"] == "client"
@@ -147,9 +169,18 @@ def test_upstream_urls() -> None:
 
 @pytest.mark.parametrize(
     ("status", "code"),
-    [(401, "upstream_unauthorized"), (403, "upstream_forbidden"), (404, "upstream_not_found"), (429, "rate_limited"),
-     (500, "upstream_error"), (502, "bad_gateway"), (503, "not_provisioned"), (418, "upstream_rejected"),
-     (504, "upstream_error"), (307, "upstream_rejected")],
+    [
+        (401, "upstream_unauthorized"),
+        (403, "upstream_forbidden"),
+        (404, "upstream_not_found"),
+        (429, "rate_limited"),
+        (500, "upstream_error"),
+        (502, "bad_gateway"),
+        (503, "not_provisioned"),
+        (418, "upstream_rejected"),
+        (504, "upstream_error"),
+        (307, "upstream_rejected"),
+    ],
 )
 def test_status_faults(status: int, code: str) -> None:
     assert fault_for_status(status) == code
@@ -167,13 +198,19 @@ def test_retry_after() -> None:
 @pytest.mark.parametrize("target", ["agentkit", "nest", "oma"])
 def test_every_fault_is_one_terminal_in_every_target(code: str, target: str) -> None:
     encoder = codecs.get(target).encoder()
-    out = encoder.encode([RunStart(run_id="r1", thread_id="t1"), terminal_for(code, retry_after=1500)]) + encoder.close()
+    out = (
+        encoder.encode([RunStart(run_id="r1", thread_id="t1"), terminal_for(code, retry_after=1500)]) + encoder.close()
+    )
     decoder = codecs.get(target).decoder(strict=True)
     events = decoder.feed(out) + decoder.close()
     end = events[-1]
     fault = FAULTS[code]
     assert end.status == fault.status
-    assert (end.failure.code, end.failure.message, end.failure.recoverable) == (fault.code, fault.message, fault.recoverable)
+    assert (end.failure.code, end.failure.message, end.failure.recoverable) == (
+        fault.code,
+        fault.message,
+        fault.recoverable,
+    )
     assert end.failure.retry_after_ms == 1500
     assert sum(type(e).__name__ == "Terminal" for e in events) == 1
 

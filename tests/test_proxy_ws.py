@@ -16,19 +16,19 @@ from streambridge import Translator
 from streambridge.events import Terminal, TextDelta
 
 from .proxy_support import (
-        CONTENT_TYPES,
-        Upstream,
-        decode,
-        frames,
-        golden,
-        proxy_config,
-        start_proxy,
-        stream_app,
-        url_of,
-        without_comments,
-        without_run_starts,
-        write_stream,
-    )
+    CONTENT_TYPES,
+    Upstream,
+    decode,
+    frames,
+    golden,
+    proxy_config,
+    start_proxy,
+    stream_app,
+    url_of,
+    without_comments,
+    without_run_starts,
+    write_stream,
+)
 
 
 def ws_url(client, path: str) -> str:
@@ -38,7 +38,9 @@ def ws_url(client, path: str) -> str:
 def golden_app(upstream: Upstream, scenario: str, hold_after: int | None = None) -> web.Application:
     async def handler(request: web.Request) -> web.StreamResponse:
         await upstream.record(request)
-        return await write_stream(request, frames(golden(scenario, "agentkit")), upstream=upstream, hold_after=hold_after)
+        return await write_stream(
+            request, frames(golden(scenario, "agentkit")), upstream=upstream, hold_after=hold_after
+        )
 
     return stream_app(handler, "/up")
 
@@ -124,25 +126,31 @@ def ws_upstream_app(upstream: Upstream, messages: list[str], *, then: str = "clo
 async def test_ws_upstream(aiohttp_server, aiohttp_client) -> None:
     upstream = Upstream()
     lines = [ln for ln in golden("sources-citations", "agentkit").decode().split("\n") if ln.startswith("data: ")]
-    messages = [ln[len("data: "):] for ln in lines]
+    messages = [ln[len("data: ") :] for ln in lines]
     messages[1] = msgspec.json.format(messages[1], indent=2)  # a message may span lines
     server = await aiohttp_server(ws_upstream_app(upstream, messages))
     up = url_of(server, "/ws-up").replace("http://", "ws://", 1)
-    client = await start_proxy(aiohttp_client, proxy_config(up, "agentkit", "nest", headers=["X-Key=env:K"],
-                                                            environ={"K": "k-1"}))
+    client = await start_proxy(
+        aiohttp_client, proxy_config(up, "agentkit", "nest", headers=["X-Key=env:K"], environ={"K": "k-1"})
+    )
     resp = await client.post("/agent/chat", json={"message": "cite"})
     body = await resp.read()
     assert upstream.last_json == {"text": "cite", "history": [], "conversationId": resp.headers["X-Agent-Thread-Id"]}
     assert upstream.requests[0]["headers"]["X-Key"] == "k-1"
     events = without_run_starts(decode("nest", without_comments(body)))
     reference = Translator("agentkit", "nest", strict=True)
-    want = without_run_starts(decode("nest", reference.feed(golden("sources-citations", "agentkit")) + reference.close()))
+    want = without_run_starts(
+        decode("nest", reference.feed(golden("sources-citations", "agentkit")) + reference.close())
+    )
     assert events == want
 
 
 async def test_ws_upstream_that_drops_mid_stream(aiohttp_server, aiohttp_client) -> None:
     upstream = Upstream()
-    messages = ['{"type":"turn_start","turnId":"t1","messageId":"m1"}', '{"type":"text_delta","messageId":"m1","text":"Hel"}']
+    messages = [
+        '{"type":"turn_start","turnId":"t1","messageId":"m1"}',
+        '{"type":"text_delta","messageId":"m1","text":"Hel"}',
+    ]
     server = await aiohttp_server(ws_upstream_app(upstream, messages, then="drop"))
     up = url_of(server, "/ws-up").replace("http://", "ws://", 1)
     client = await start_proxy(aiohttp_client, proxy_config(up, "agentkit", "oma"))

@@ -13,7 +13,11 @@ from streambridge.codecs.framing import Frame, NDJSONParser, SSEParser, ndjson_f
 def parse(data: bytes, **kwargs: int) -> list[Frame]:
     """Frames of ``data``, checked to be the same whole, per byte and split in two."""
     results = []
-    for pieces in ([data], [data[i : i + 1] for i in range(len(data))], [data[: len(data) // 2], data[len(data) // 2 :]]):
+    for pieces in (
+        [data],
+        [data[i : i + 1] for i in range(len(data))],
+        [data[: len(data) // 2], data[len(data) // 2 :]],
+    ):
         parser = SSEParser(**kwargs)
         frames = [f for piece in pieces for f in parser.feed(piece)] + parser.close()
         results.append([(f.event, f.data, f.last_id, f.retry) for f in frames])
@@ -195,7 +199,9 @@ def test_ndjson_lines_skip_blanks_and_strip_cr() -> None:
 
 def test_ndjson_skips_one_bom_at_stream_start_however_split() -> None:
     parser = NDJSONParser()
-    frames = parser.feed(b"\xef") + parser.feed(b"\xbb") + parser.feed(b'\xbf{"a":1}\n\xef\xbb\xbf{}\n') + parser.close()
+    frames = (
+        parser.feed(b"\xef") + parser.feed(b"\xbb") + parser.feed(b'\xbf{"a":1}\n\xef\xbb\xbf{}\n') + parser.close()
+    )
     assert [(f.data, f.offset) for f in frames] == [(b'{"a":1}', 3), (b"\xef\xbb\xbf{}", 11)]
 
 
@@ -265,7 +271,10 @@ def test_the_hot_path_hands_on_what_the_parser_delivers(data: bytes) -> None:
         rest = [(f.data, f.last_id, f.own_id, f.index, f.offset) for f in expected[len(taken) :]]
         assert [(f.data, f.last_id, f.own_id, f.index, f.offset) for f in frames] == rest
         assert (parser._index, parser._pos, parser._last_id, parser._id_buffer) == (
-            plain._index, plain._pos, plain._last_id, plain._id_buffer,
+            plain._index,
+            plain._pos,
+            plain._last_id,
+            plain._id_buffer,
         )
 
 

@@ -252,8 +252,14 @@ def load_routes_toml(
         specs = [f"{k}={v}" for k, v in headers.items()]
         routes.append(
             _route(
-                path=path_, upstream=upstream, source=source, target=target, name=name,
-                header_specs=specs, settings={**base, **table}, environ=environ,
+                path=path_,
+                upstream=upstream,
+                source=source,
+                target=target,
+                name=name,
+                header_specs=specs,
+                settings={**base, **table},
+                environ=environ,
             )
         )
     return routes, dict(data.get("server", {}))
@@ -290,8 +296,14 @@ def build_config(
             raise ConfigError("a route needs --upstream, --from and --to together")
         routes.append(
             _route(
-                path=path, upstream=upstream, source=source, target=target, name="default",
-                header_specs=upstream_headers, settings={**defaults, **explicit}, environ=env,
+                path=path,
+                upstream=upstream,
+                source=source,
+                target=target,
+                name="default",
+                header_specs=upstream_headers,
+                settings={**defaults, **explicit},
+                environ=env,
             )
         )
     if not routes:
@@ -306,7 +318,9 @@ def build_config(
         max_upstream_connections=int(
             server.get("max_upstream_connections", env.get(ENV_PREFIX + "MAX_UPSTREAM_CONNECTIONS", 1000))
         ),
-        upstream_keepalive=_keepalive(server.get("upstream_keepalive", env.get(ENV_PREFIX + "UPSTREAM_KEEPALIVE", 15.0))),
+        upstream_keepalive=_keepalive(
+            server.get("upstream_keepalive", env.get(ENV_PREFIX + "UPSTREAM_KEEPALIVE", 15.0))
+        ),
     )
 
 

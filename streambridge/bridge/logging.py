@@ -44,7 +44,9 @@ class TextFormatter(logging.Formatter):
         fields = getattr(record, "fields", {})
         tail = " ".join(f"{k}={v}" for k, v in fields.items())
         stamp = time.strftime("%H:%M:%S", time.localtime(record.created))
-        line = f"{stamp} {record.levelname.lower():7} {record.name}: {record.getMessage()}" + (f" {tail}" if tail else "")
+        line = f"{stamp} {record.levelname.lower():7} {record.name}: {record.getMessage()}" + (
+            f" {tail}" if tail else ""
+        )
         if record.exc_info:
             line += "\n" + self.formatException(record.exc_info)
         return line

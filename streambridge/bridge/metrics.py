@@ -22,7 +22,10 @@ class BridgeMetrics:
         self.frames_in = Counter("streambridge_frames_in", "Events decoded from the upstream", ["route"], registry=r)
         self.frames_out = Counter("streambridge_frames_out", "Frames written to clients", ["route"], registry=r)
         self.translation_errors = Counter(
-            "streambridge_translation_errors", "Upstream frames that could not be translated", ["route", "code"], registry=r
+            "streambridge_translation_errors",
+            "Upstream frames that could not be translated",
+            ["route", "code"],
+            registry=r,
         )
         self.faults = Counter("streambridge_faults", "Streams ended by a fault, by code", ["route", "code"], registry=r)
         self.heartbeats = Counter("streambridge_heartbeats", "Heartbeat comments written", ["route"], registry=r)
@@ -30,16 +33,20 @@ class BridgeMetrics:
             "streambridge_trailing_frames", "Upstream frames after the terminal event (ignored)", ["route"], registry=r
         )
         self.upstream_connections = Gauge(
-            "streambridge_upstream_connections", "Upstream streams open now (bounded by max_upstream_connections)",
+            "streambridge_upstream_connections",
+            "Upstream streams open now (bounded by max_upstream_connections)",
             registry=r,
         )
         self.connection_limit_refusals = Counter(
             "streambridge_connection_limit_refusals",
-            "Streams refused because the upstream connection limit stayed full for the connect timeout", ["route"],
+            "Streams refused because the upstream connection limit stayed full for the connect timeout",
+            ["route"],
             registry=r,
         )
         self.followers_dropped = Counter(
-            "streambridge_followers_dropped", "Re-attached readers dropped for falling behind their run", ["route"],
+            "streambridge_followers_dropped",
+            "Re-attached readers dropped for falling behind their run",
+            ["route"],
             registry=r,
         )
         self.ttfb = Histogram(

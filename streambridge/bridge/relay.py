@@ -114,7 +114,12 @@ class Watchdog:
     has not drained for a stall timeout. Costs two clock reads per write, no timer per write."""
 
     def __init__(
-        self, sink: Sink, interval: float, stall_timeout: float, on_ping: Callable[[], None], on_stall: Callable[[], None]
+        self,
+        sink: Sink,
+        interval: float,
+        stall_timeout: float,
+        on_ping: Callable[[], None],
+        on_stall: Callable[[], None],
     ) -> None:
         self.sink = sink
         self.interval = interval if sink.heartbeat is not None and interval > 0 else 0.0
@@ -315,8 +320,11 @@ class Relay:
         self.state.opened(self)
         started = asyncio.get_running_loop().time()
         watchdog = self._watchdog = Watchdog(
-            self.sink, self.route.heartbeat, self.route.client_stall_timeout,
-            metrics.heartbeats.labels(name).inc, self._on_stall,
+            self.sink,
+            self.route.heartbeat,
+            self.route.client_stall_timeout,
+            metrics.heartbeats.labels(name).inc,
+            self._on_stall,
         )
         dog_task = asyncio.create_task(watchdog.run())
         try:
@@ -330,7 +338,14 @@ class Relay:
                 upstream.abort()  # the client is gone: no polite close upstream
                 raise
             except Exception as exc:  # a bug, not a fault: the client still gets a proper terminal
-                log_event(logging.ERROR, "proxy_error", exc_info=True, route=name, stream=self.stream_id, error=type(exc).__name__)
+                log_event(
+                    logging.ERROR,
+                    "proxy_error",
+                    exc_info=True,
+                    route=name,
+                    stream=self.stream_id,
+                    error=type(exc).__name__,
+                )
                 fault = "proxy_error"
             finally:
                 await upstream.close()
@@ -355,7 +370,11 @@ class Relay:
             if self.run_entry is not None:
                 self.run_entry.finish()
             log_event(
-                logging.INFO, "stream_end", route=name, stream=self.stream_id, outcome=self.outcome,
+                logging.INFO,
+                "stream_end",
+                route=name,
+                stream=self.stream_id,
+                outcome=self.outcome,
                 duration_ms=round((asyncio.get_running_loop().time() - started) * 1000),
                 events_in=self.translator.events_in,
             )
@@ -509,7 +528,11 @@ class Relay:
         if fault is not None and fault.translation:
             metrics.translation_errors.labels(self.route.name, code).inc()
         log_event(
-            logging.WARNING, "stream_fault", route=self.route.name, stream=self.stream_id, code=code,
+            logging.WARNING,
+            "stream_fault",
+            route=self.route.name,
+            stream=self.stream_id,
+            code=code,
             http_status=info.http_status if info is not None else None,
             detail=info.detail if info is not None else "",
         )
@@ -519,10 +542,22 @@ class Relay:
         ``[DONE]`` sentinel only at debug level)."""
         self.state.metrics.trailing_frames.labels(self.route.name).inc()
         level = logging.DEBUG if exc.raw.strip() == b"[DONE]" else logging.INFO
-        log_event(level, "upstream_trailing_bytes", route=self.route.name, stream=self.stream_id, frame=exc.frame, offset=exc.offset)
+        log_event(
+            level,
+            "upstream_trailing_bytes",
+            route=self.route.name,
+            stream=self.stream_id,
+            frame=exc.frame,
+            offset=exc.offset,
+        )
 
     def _log_stream_error(self, exc: StreamError) -> None:
         log_event(
-            logging.WARNING, "upstream_frame_error", route=self.route.name, stream=self.stream_id,
-            codec=exc.codec, frame=exc.frame, offset=exc.offset,
+            logging.WARNING,
+            "upstream_frame_error",
+            route=self.route.name,
+            stream=self.stream_id,
+            codec=exc.codec,
+            frame=exc.frame,
+            offset=exc.offset,
         )

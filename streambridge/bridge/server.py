@@ -51,8 +51,6 @@ def _valid_id(value: str) -> bool:
     return True
 
 
-
-
 # -- helpers -------------------------------------------------------------------------------
 
 
@@ -147,8 +145,12 @@ def make_translator(route: Route, framing: Framing) -> Translator:
     if source_framing is None and route.upstream.startswith(("ws://", "wss://")):
         source_framing = "ndjson"
     return Translator(
-        route.source, route.target, source_framing=source_framing, target_framing=framing,
-        strict=True, max_event_size=route.max_frame_bytes,
+        route.source,
+        route.target,
+        source_framing=source_framing,
+        target_framing=framing,
+        strict=True,
+        max_event_size=route.max_frame_bytes,
     )
 
 
@@ -224,8 +226,12 @@ class RouteHandlers:
         route = self.route
         source_framing = route.source_framing or codecs.get(route.source).default_framing
         headers = upstream_headers(
-            request.headers, route.headers, accept=_ACCEPT[source_framing], forward_auth=route.forward_auth,
-            content_type=prepared.content_type, forward=route.forward_headers,
+            request.headers,
+            route.headers,
+            accept=_ACCEPT[source_framing],
+            forward_auth=route.forward_auth,
+            content_type=prepared.content_type,
+            forward=route.forward_headers,
         )
         assert state.session is not None
         url = codecs.get(route.source).http.upstream_chat_url(route.upstream)
@@ -251,8 +257,13 @@ class RouteHandlers:
         sink = HttpSink(request, resp, framing)
         start = RunStart(run_id=run.run_id, thread_id=run.thread_id)
         meta = codecs.get(route.target).encoder(framing).encode([start])
-        watchdog = Watchdog(sink, route.heartbeat, route.client_stall_timeout,
-                            state.metrics.heartbeats.labels(route.name).inc, sink.abort)
+        watchdog = Watchdog(
+            sink,
+            route.heartbeat,
+            route.client_stall_timeout,
+            state.metrics.heartbeats.labels(route.name).inc,
+            sink.abort,
+        )
         dog_task = asyncio.create_task(watchdog.run())
         state.metrics.open_streams.labels(route.name).inc()
         try:
@@ -288,7 +299,9 @@ class RouteHandlers:
         log_event(logging.INFO, "stream_cancel", route=self.route.name, stream=run_id)
         runs = self.surface.runs
         assert runs is not None  # mounted only for protocols with runs
-        return web.json_response(runs.cancel_answer, status=runs.cancel_status, headers=cors_headers(self.route, request))
+        return web.json_response(
+            runs.cancel_answer, status=runs.cancel_status, headers=cors_headers(self.route, request)
+        )
 
     async def decide(self, request: web.Request) -> web.Response:
         """``tool-call/approve|reject {toolCallId, reason?}``, forwarded to the upstream's control route."""
@@ -312,8 +325,13 @@ class RouteHandlers:
         url = codecs.get(route.source).http.control_url(route.upstream, route.control_url, decision)
         if url is None:
             return json_error(501, "not_supported", "This route has no control endpoint upstream.", cors)
-        headers = upstream_headers(request.headers, route.headers, accept="application/json",
-                                   forward_auth=route.forward_auth, forward=route.forward_headers)
+        headers = upstream_headers(
+            request.headers,
+            route.headers,
+            accept="application/json",
+            forward_auth=route.forward_auth,
+            forward=route.forward_headers,
+        )
         assert state.session is not None
         try:
             timeout = aiohttp.ClientTimeout(total=route.connect_timeout + route.first_byte_timeout)
@@ -333,11 +351,13 @@ class RouteHandlers:
         if not headers:
             return web.Response(status=403)
         asked = request.headers.get("Access-Control-Request-Headers", "content-type, accept")
-        headers.update({
-            "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
-            "Access-Control-Allow-Headers": ", ".join(h.strip() for h in asked.split(",") if h.strip().isascii()),
-            "Access-Control-Max-Age": "600",
-        })
+        headers.update(
+            {
+                "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+                "Access-Control-Allow-Headers": ", ".join(h.strip() for h in asked.split(",") if h.strip().isascii()),
+                "Access-Control-Max-Age": "600",
+            }
+        )
         return web.Response(status=204, headers=headers)
 
     # -- WebSocket -----------------------------------------------------------------------------
@@ -508,7 +528,13 @@ async def _forever() -> None:
 def _announce(config: Config, address: tuple[Any, ...]) -> None:
     for route in config.routes:
         log_event(
-            logging.INFO, "route", name=route.name, path=route.path, upstream=safe_url(route.upstream),
-            source=route.source, target=route.target, mode=route.request_mode,
+            logging.INFO,
+            "route",
+            name=route.name,
+            path=route.path,
+            upstream=safe_url(route.upstream),
+            source=route.source,
+            target=route.target,
+            mode=route.request_mode,
         )
     log_event(logging.INFO, "listening", host=address[0], port=address[1])

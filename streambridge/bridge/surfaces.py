@@ -14,21 +14,57 @@ from multidict import CIMultiDict
 __all__ = ["FORWARDED", "HOP_BY_HOP", "credential_like", "upstream_headers"]
 
 HOP_BY_HOP = frozenset(
-    {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "trailers",
-     "transfer-encoding", "upgrade", "proxy-connection"}
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "trailers",
+        "transfer-encoding",
+        "upgrade",
+        "proxy-connection",
+    }
 )
 #: set by the proxy itself, or meaningless upstream.
 _MANAGED = frozenset(
-    {"host", "content-length", "content-type", "accept", "accept-encoding", "content-encoding", "expect",
-     "origin", "sec-websocket-key", "sec-websocket-version", "sec-websocket-extensions", "sec-websocket-protocol",
-     "last-event-id", "forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "x-real-ip"}
+    {
+        "host",
+        "content-length",
+        "content-type",
+        "accept",
+        "accept-encoding",
+        "content-encoding",
+        "expect",
+        "origin",
+        "sec-websocket-key",
+        "sec-websocket-version",
+        "sec-websocket-extensions",
+        "sec-websocket-protocol",
+        "last-event-id",
+        "forwarded",
+        "x-forwarded-for",
+        "x-forwarded-host",
+        "x-forwarded-proto",
+        "x-real-ip",
+    }
 )
 _CREDENTIALS = frozenset({"authorization", "cookie"})
 #: client headers forwarded by default: content negotiation, language, user agent, tracing, request id
-FORWARDED = frozenset({
-    "accept-language", "accept-charset", "user-agent", "traceparent", "tracestate", "baggage",
-    "x-request-id", "request-id", "x-correlation-id",
-})
+FORWARDED = frozenset(
+    {
+        "accept-language",
+        "accept-charset",
+        "user-agent",
+        "traceparent",
+        "tracestate",
+        "baggage",
+        "x-request-id",
+        "request-id",
+        "x-correlation-id",
+    }
+)
 _SECRET_WORDS = ("auth", "key", "token", "secret", "password", "session", "cookie", "credential")
 
 
@@ -59,10 +95,7 @@ def upstream_headers(
     allowed = FORWARDED | {name.lower() for name in forward}
     items = list(client.items()) if isinstance(client, Mapping) else list(client)
     named = {
-        token.strip().lower()
-        for name, value in items
-        if name.lower() == "connection"
-        for token in value.split(",")
+        token.strip().lower() for name, value in items if name.lower() == "connection" for token in value.split(",")
     }
     out: CIMultiDict[str] = CIMultiDict()
     for name, value in items:

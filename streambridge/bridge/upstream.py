@@ -39,8 +39,11 @@ def make_session(keepalive: float) -> aiohttp.ClientSession:
     for ``keepalive`` seconds (aiohttp closes idle ones at that interval, so it may take up to
     twice as long); with 0 every connection closes when its stream ends."""
     connector = aiohttp.TCPConnector(
-        limit=0, limit_per_host=0, enable_cleanup_closed=False,
-        force_close=keepalive == 0, keepalive_timeout=keepalive if keepalive > 0 else None,
+        limit=0,
+        limit_per_host=0,
+        enable_cleanup_closed=False,
+        force_close=keepalive == 0,
+        keepalive_timeout=keepalive if keepalive > 0 else None,
     )
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=300)
     return aiohttp.ClientSession(connector=connector, timeout=timeout, trust_env=False, auto_decompress=True)
@@ -134,7 +137,12 @@ class Upstream:
 
 class HttpUpstream(Upstream):
     def __init__(
-        self, session: aiohttp.ClientSession, route: Route, url: str, body: bytes, headers: Mapping[str, str],
+        self,
+        session: aiohttp.ClientSession,
+        route: Route,
+        url: str,
+        body: bytes,
+        headers: Mapping[str, str],
         limit: ConnectionLimit | None = None,
     ) -> None:
         super().__init__(route, limit)
@@ -150,8 +158,12 @@ class HttpUpstream(Upstream):
         try:
             async with asyncio.timeout(self.route.first_byte_timeout):
                 resp = self.response = await self.session.post(
-                    self.url, data=self.body, headers=self.headers, timeout=route_timeout(self.route),
-                    allow_redirects=False, read_bufsize=read_buffer(self.route.stream_buffer_bytes),
+                    self.url,
+                    data=self.body,
+                    headers=self.headers,
+                    timeout=route_timeout(self.route),
+                    allow_redirects=False,
+                    read_bufsize=read_buffer(self.route.stream_buffer_bytes),
                 )
                 if not 200 <= resp.status < 300:
                     await self._refuse(resp)
@@ -220,8 +232,13 @@ class WsUpstream(Upstream):
         try:
             async with asyncio.timeout(self.route.first_byte_timeout):
                 self.ws = await ws_connect(
-                    self.url, additional_headers=self.headers, open_timeout=None, proxy=None,
-                    compression=None, max_size=self.route.max_frame_bytes, ping_interval=None,
+                    self.url,
+                    additional_headers=self.headers,
+                    open_timeout=None,
+                    proxy=None,
+                    compression=None,
+                    max_size=self.route.max_frame_bytes,
+                    ping_interval=None,
                 )
                 bound_upstream(self.ws.transport, self.route.stream_buffer_bytes)
                 await self.ws.send(self.body.decode("utf-8"))
@@ -231,8 +248,10 @@ class WsUpstream(Upstream):
         except websockets.InvalidStatus as exc:
             status = exc.response.status_code
             raise UpstreamFault(
-                fault_for_status(status), http_status=status,
-                retry_after=retry_after_ms(exc.response.headers.get("Retry-After")), detail=f"HTTP {status}",
+                fault_for_status(status),
+                http_status=status,
+                retry_after=retry_after_ms(exc.response.headers.get("Retry-After")),
+                detail=f"HTTP {status}",
             ) from None
         except websockets.ConnectionClosed as exc:
             raise _closed_fault(exc) from None
@@ -288,7 +307,11 @@ def _line(message: str | bytes) -> bytes:
 
 
 def open_upstream(
-    session: aiohttp.ClientSession, route: Route, url: str, body: bytes, headers: Mapping[str, str],
+    session: aiohttp.ClientSession,
+    route: Route,
+    url: str,
+    body: bytes,
+    headers: Mapping[str, str],
     limit: ConnectionLimit | None = None,
 ) -> Upstream:
     if URL(url).scheme in ("ws", "wss"):

@@ -128,7 +128,9 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def root(
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show more detail (warnings, error context).")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Show more detail (warnings, error context).")
+    ] = False,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
@@ -141,17 +143,23 @@ def root(
 
 
 EXAMPLES = {
-    "convert": ("streambridge convert golden/approval/nest.sse --to agentkit",
-                "streambridge convert recordings/ --to nest -o converted/"),
+    "convert": (
+        "streambridge convert golden/approval/nest.sse --to agentkit",
+        "streambridge convert recordings/ --to nest -o converted/",
+    ),
     "validate": ("streambridge validate capture.http", "streambridge validate run.sse --json --ignore SB006"),
-    "replay": ("streambridge replay run.sse --to oma --delay-ms 50",
-               "streambridge replay recordings/ --serve --to nest --port 8788"),
-    "record": ("streambridge record http://127.0.0.1:3000/agent/chat -d '{\"message\":\"hi\"}' -o run.http",),
+    "replay": (
+        "streambridge replay run.sse --to oma --delay-ms 50",
+        "streambridge replay recordings/ --serve --to nest --port 8788",
+    ),
+    "record": ('streambridge record http://127.0.0.1:3000/agent/chat -d \'{"message":"hi"}\' -o run.http',),
     "diff": ("streambridge diff run.http other.ndjson", "streambridge diff a.sse b.sse --exact-ids --max 10"),
     "protocols": ("streambridge protocols", "streambridge protocols --json"),
     "demo": ("streambridge demo", "streambridge demo --scenario approval --from oma --to nest"),
-    "serve": ("streambridge serve --upstream http://127.0.0.1:3000/agent --from nest --to agentkit",
-              "streambridge serve --config routes.toml --port 9000"),
+    "serve": (
+        "streambridge serve --upstream http://127.0.0.1:3000/agent --from nest --to agentkit",
+        "streambridge serve --config routes.toml --port 9000",
+    ),
 }
 
 

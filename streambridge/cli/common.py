@@ -143,7 +143,9 @@ def resolve_protocol(name: str, option: str) -> Codec:
 def check_framing(codec: Codec, framing: str | None, option: str = "--framing") -> Framing:
     chosen = framing or codec.default_framing
     if chosen not in codec.framings:
-        raise UserError(f"{option}: {codec.name} has no {chosen!r} framing (expected one of {', '.join(codec.framings)})")
+        raise UserError(
+            f"{option}: {codec.name} has no {chosen!r} framing (expected one of {', '.join(codec.framings)})"
+        )
     return chosen
 
 
@@ -359,9 +361,17 @@ class ProgressBar:
 
     def __enter__(self) -> ProgressBar:
         if self.shown:
-            columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn())
+            columns = (
+                TextColumn("{task.description}"),
+                BarColumn(),
+                DownloadColumn(),
+                TransferSpeedColumn(),
+                TimeRemainingColumn(),
+            )
             console = Console(stderr=True)
-            self._progress = Progress(*columns, console=console, transient=True, redirect_stdout=False, redirect_stderr=False)
+            self._progress = Progress(
+                *columns, console=console, transient=True, redirect_stdout=False, redirect_stderr=False
+            )
             self._progress.start()
             self._task = self._progress.add_task(self.label, total=self.total)
             ProgressBar.drawing = console

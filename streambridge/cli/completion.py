@@ -64,7 +64,9 @@ def show(ctx: typer.Context, value: str | None) -> None:
     if value is None or ctx.resilient_parsing:
         return
     prog_name, complete_var = _names(ctx)
-    typer.echo(typer_completion.get_completion_script(prog_name=prog_name, complete_var=complete_var, shell=_check(value)))
+    typer.echo(
+        typer_completion.get_completion_script(prog_name=prog_name, complete_var=complete_var, shell=_check(value))
+    )
     raise typer.Exit()
 
 
@@ -86,14 +88,24 @@ _SHELL_HELP = f"({', '.join(SHELLS)}; default: the current shell)"
 ShowOption = Annotated[
     str | None,
     typer.Option(
-        "--show-completion", metavar="SHELL", callback=show, is_eager=True, expose_value=False,
-        autocompletion=complete_shell, help=f"Print the completion script for SHELL {_SHELL_HELP}.",
+        "--show-completion",
+        metavar="SHELL",
+        callback=show,
+        is_eager=True,
+        expose_value=False,
+        autocompletion=complete_shell,
+        help=f"Print the completion script for SHELL {_SHELL_HELP}.",
     ),
 ]
 InstallOption = Annotated[
     str | None,
     typer.Option(
-        "--install-completion", metavar="SHELL", callback=install, is_eager=True, expose_value=False,
-        autocompletion=complete_shell, help=f"Install completion for SHELL {_SHELL_HELP}.",
+        "--install-completion",
+        metavar="SHELL",
+        callback=install,
+        is_eager=True,
+        expose_value=False,
+        autocompletion=complete_shell,
+        help=f"Install completion for SHELL {_SHELL_HELP}.",
     ),
 ]

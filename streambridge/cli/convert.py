@@ -58,7 +58,13 @@ def pump(source: Source, translator: Translator, out: BinaryIO, live: bool) -> N
 
 
 def convert_one(
-    source: Source, output: str | Path | None, target: Codec, from_: str | None, framing: Framing, strict: bool, parents: bool
+    source: Source,
+    output: str | Path | None,
+    target: Codec,
+    from_: str | None,
+    framing: Framing,
+    strict: bool,
+    parents: bool,
 ) -> int:
     """Convert one input; how many frames were over the size limit (forwarded cut short)."""
     detected = detect(source, from_)
@@ -93,7 +99,9 @@ def refuse_same_file(input: str, output: str | None) -> None:
     identity = file_identity(input, "stdin")
     if identity is not None and identity == file_identity(output, "stdout"):
         where = "stdout" if is_stdio(output) else f"-o {output}"
-        raise UserError(f"{where} is the input {'stdin' if is_stdio(input) else input}: the conversion would overwrite it")
+        raise UserError(
+            f"{where} is the input {'stdin' if is_stdio(input) else input}: the conversion would overwrite it"
+        )
 
 
 def plan_directory(directory: Path, out_dir: Path, framing: str) -> dict[Path, Path]:
@@ -133,7 +141,9 @@ def convert_directory(
     for src, dest in plan.items():
         try:
             with open_source(src) as source:
-                cut += convert_one(source, dest, target, from_, framing, strict, parents=True)  # the tree below -o is ours
+                cut += convert_one(
+                    source, dest, target, from_, framing, strict, parents=True
+                )  # the tree below -o is ours
         except (UserError, OSError) as exc:
             failed += 1
             print_error(exc.message if isinstance(exc, UserError) else _os_message(exc, src))
@@ -170,21 +180,34 @@ def convert_command(
         str, typer.Argument(metavar="FILE|DIR", help="Transcript file or directory; - reads stdin.", show_default=True)
     ] = "-",
     to: Annotated[
-        str, typer.Option("--to", "-t", metavar="PROTOCOL", help=protocol_help("Target protocol."), autocompletion=complete_protocol)
+        str,
+        typer.Option(
+            "--to", "-t", metavar="PROTOCOL", help=protocol_help("Target protocol."), autocompletion=complete_protocol
+        ),
     ] = ...,  # type: ignore[assignment]
     from_: Annotated[
         str | None,
-        typer.Option("--from", "-f", metavar="PROTOCOL", help="Source protocol (sniffed from the first frames when left out).",
-                     autocompletion=complete_protocol),
+        typer.Option(
+            "--from",
+            "-f",
+            metavar="PROTOCOL",
+            help="Source protocol (sniffed from the first frames when left out).",
+            autocompletion=complete_protocol,
+        ),
     ] = None,
     output: Annotated[
-        str | None, typer.Option("--output", "-o", metavar="FILE|DIR", help="Output file or directory; - (default) is stdout.")
+        str | None,
+        typer.Option("--output", "-o", metavar="FILE|DIR", help="Output file or directory; - (default) is stdout."),
     ] = None,
     framing: Annotated[
         str | None,
-        typer.Option(metavar=FRAMING_METAVAR, help="Output framing (default: the target's own).", autocompletion=complete_framing),
+        typer.Option(
+            metavar=FRAMING_METAVAR, help="Output framing (default: the target's own).", autocompletion=complete_framing
+        ),
     ] = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Fail on the first bad frame instead of forwarding it.")] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Fail on the first bad frame instead of forwarding it.")
+    ] = False,
     parents: Annotated[bool, typer.Option("--parents", help="Create -o's missing directories.")] = False,
     verbose: VerboseOption = False,
 ) -> None:

@@ -45,36 +45,36 @@ CELL_LINE_LIMIT = 160
 
 #: golden/text-after-tool/nest.sse, for installs without the repository's golden/ directory.
 _EMBEDDED_GOLDEN = (
-    'event: meta\n'
+    "event: meta\n"
     'data: {"runId":"27c9e1b3-4d6f-4a8b-8c0e-2f4a6b8d0e71","threadId":"thr-5"}\n'
-    '\n'
+    "\n"
     'data: {"kind":"step-start"}\n'
-    '\n'
+    "\n"
     'data: {"kind":"text","text":"Searching the admin knowledge base."}\n'
-    '\n'
+    "\n"
     'data: {"kind":"tool-input-start","id":"call_kb_12","name":"searchDocs","toolKind":"read"}\n'
-    '\n'
+    "\n"
     'data: {"kind":"tool-input-delta","id":"call_kb_12","delta":"{\\"query\\":\\"reset MFA for a user\\",\\"limit\\":2}"}\n'
-    '\n'
+    "\n"
     'data: {"kind":"tool-input-available","id":"call_kb_12","name":"searchDocs","input":{"query":"reset MFA for a user","limit":2},"toolKind":"read"}\n'
-    '\n'
+    "\n"
     'data: {"kind":"tool-output","id":"call_kb_12","output":"KB-204: Admins reset MFA under Users → Security → Reset MFA.\\nKB-311: After a reset the user must re-enroll at next sign-in."}\n'
-    '\n'
+    "\n"
     'data: {"kind":"step-finish","usage":{"inputTokens":97,"outputTokens":22},"costUsd":null}\n'
-    '\n'
+    "\n"
     'data: {"kind":"step-start"}\n'
-    '\n'
+    "\n"
     'data: {"kind":"text","text":"\\n\\nGo to Users → Security and choose Reset MFA for that person. "}\n'
-    '\n'
+    "\n"
     'data: {"kind":"text","text":"They\'ll be asked to enroll a new authenticator "}\n'
-    '\n'
+    "\n"
     'data: {"kind":"text","text":"the next time they sign in."}\n'
-    '\n'
+    "\n"
     'data: {"kind":"step-finish","usage":{"inputTokens":161,"outputTokens":35},"costUsd":null}\n'
-    '\n'
-    'event: done\n'
-    'data: {}\n'
-    '\n'
+    "\n"
+    "event: done\n"
+    "data: {}\n"
+    "\n"
 ).encode()
 
 
@@ -150,7 +150,10 @@ async def _fetch(url: str, source: Codec, target: Codec, framing: Framing, table
     translator = Translator(source.name, target.name, source_framing=framing)
     cutter = FrameCutter(framing)
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=5, sock_read=30)
-    async with aiohttp.ClientSession(timeout=timeout) as session, session.post(url, json={"message": "How do I reset MFA?"}) as resp:
+    async with (
+        aiohttp.ClientSession(timeout=timeout) as session,
+        session.post(url, json={"message": "How do I reset MFA?"}) as resp,
+    ):
         run = DemoRun(url, resp.status, resp.headers.get("X-Agent-Run-Id"))
         async for chunk in resp.content.iter_any():
             for piece in cutter.feed(chunk):
@@ -174,18 +177,30 @@ def _row(run: DemoRun, table: Table, left: bytes, right: bytes) -> None:
 
 def demo_command(
     scenario: Annotated[
-        str, typer.Option(metavar="NAME", help="Golden scenario to serve (a directory of golden/).", autocompletion=complete_scenario)
+        str,
+        typer.Option(
+            metavar="NAME", help="Golden scenario to serve (a directory of golden/).", autocompletion=complete_scenario
+        ),
     ] = DEFAULT_SCENARIO,
     from_: Annotated[
         str,
-        typer.Option("--from", "-f", metavar="PROTOCOL", help=protocol_help("Protocol the fake backend speaks."),
-                     autocompletion=complete_protocol),
+        typer.Option(
+            "--from",
+            "-f",
+            metavar="PROTOCOL",
+            help=protocol_help("Protocol the fake backend speaks."),
+            autocompletion=complete_protocol,
+        ),
     ] = DEFAULT_SOURCE,
     to: Annotated[
-        str, typer.Option("--to", "-t", metavar="PROTOCOL", help="Protocol to translate into.", autocompletion=complete_protocol)
+        str,
+        typer.Option(
+            "--to", "-t", metavar="PROTOCOL", help="Protocol to translate into.", autocompletion=complete_protocol
+        ),
     ] = DEFAULT_TARGET,
     delay_ms: Annotated[
-        float, typer.Option("--delay-ms", metavar="MS", min=0, help="Pause between the backend's frames, in milliseconds.")
+        float,
+        typer.Option("--delay-ms", metavar="MS", min=0, help="Pause between the backend's frames, in milliseconds."),
     ] = 60.0,
     verbose: VerboseOption = False,
 ) -> None:
@@ -197,8 +212,10 @@ def demo_command(
     console = DataConsole()
     if not console.is_terminal:
         console = DataConsole(width=max(console.width, 160))
-    console.print(f"[bold]streambridge demo[/]: a fake {source.name} backend serves [cyan]{name}[/]; "
-                  f"streambridge reads it over HTTP and translates each chunk to {target.name} as it arrives.")
+    console.print(
+        f"[bold]streambridge demo[/]: a fake {source.name} backend serves [cyan]{name}[/]; "
+        f"streambridge reads it over HTTP and translates each chunk to {target.name} as it arrives."
+    )
     table = _table(source, target)
     with collect_warnings():
         if console.is_terminal:
@@ -218,5 +235,7 @@ def _summary(console: Console, run: DemoRun, source: Codec, target: Codec) -> No
         f"{run.url} answered {head}: {frames_in} {source.name} frames in, {frames_out} {target.name} writes out; "
         f"the {target.name} stream ends with status {run.outcome!r}."
     )
-    console.print("Next: [bold]streambridge convert FILE --to oma[/], [bold]streambridge validate FILE[/], "
-                  "[bold]streambridge replay FILE --serve --to nest[/] (see docs/cli.md).")
+    console.print(
+        "Next: [bold]streambridge convert FILE --to oma[/], [bold]streambridge validate FILE[/], "
+        "[bold]streambridge replay FILE --serve --to nest[/] (see docs/cli.md)."
+    )

@@ -146,7 +146,15 @@ class Item:
 
     __slots__ = ("frame", "index", "key", "lo", "refs", "shown_fields", "tag")
 
-    def __init__(self, tag: str, key: str, refs: tuple[Ref, ...], shown_fields: dict[str, Any], where: tuple[int | None, int | None], index: int) -> None:
+    def __init__(
+        self,
+        tag: str,
+        key: str,
+        refs: tuple[Ref, ...],
+        shown_fields: dict[str, Any],
+        where: tuple[int | None, int | None],
+        index: int,
+    ) -> None:
         self.tag, self.key, self.refs, self.shown_fields = tag, key, refs, shown_fields
         (self.frame, self.lo), self.index = where, index
 
@@ -281,7 +289,9 @@ class Normaliser:
 
     def append(self, event: Event) -> None:
         tag: str = event.__struct_config__.tag  # type: ignore[assignment]  # msgspec says str | int | None: every event's is a str (no cast per event)
-        if (event.synthetic and isinstance(event, _STRUCTURE)) or (self.vocabulary is not None and tag not in self.vocabulary):
+        if (event.synthetic and isinstance(event, _STRUCTURE)) or (
+            self.vocabulary is not None and tag not in self.vocabulary
+        ):
             return
         if isinstance(event, _MERGED):
             if self._continues(tag, event.message_id):
@@ -603,7 +613,11 @@ class Joins:
     def pair_free(self, a: tuple[Ref, ...], b: tuple[Ref, ...]) -> None:
         """Pair the unpaired ids of two events reported as changed, in order (as numbering by
         order of appearance would): the rest of a changed call still joins."""
-        new = {x: y for x, y in zip(a, b, strict=False) if _kind(x) == _kind(y) and x not in self.a_to_b and y not in self.b_to_a}
+        new = {
+            x: y
+            for x, y in zip(a, b, strict=False)
+            if _kind(x) == _kind(y) and x not in self.a_to_b and y not in self.b_to_a
+        }
         if len(set(new.values())) == len(new):
             self.commit(new)
 
@@ -798,7 +812,10 @@ class DiffResult:
 
     def lines(self) -> list[str]:
         events = [f"stopped at event {n:,}" if self.stopped else f"{n} events" for n in self.events]
-        lines = [f"{side}: {name} ({codec}, {count})" for side, name, codec, count in zip("AB", self.names, self.codecs, events, strict=True)]
+        lines = [
+            f"{side}: {name} ({codec}, {count})"
+            for side, name, codec, count in zip("AB", self.names, self.codecs, events, strict=True)
+        ]
         if self.vocabulary is not None:
             shown = ", ".join(sorted(self.vocabulary - {"data", "malformed"}))
             lines.append(f"compared: what both say natively ({shown}) and passthroughs")
@@ -833,7 +850,10 @@ def diff_files(
         source_a, detected_a = _open_side(str(a), protocol_a, "--protocol-a", stack)
         source_b, detected_b = _open_side(str(b), protocol_b, "--protocol-b", stack)
         vocabulary = vocabulary_for(detected_a.codec, detected_b.codec)
-        sides = [Reading(s, d, Normaliser(vocabulary, exact_ids)) for s, d in ((source_a, detected_a), (source_b, detected_b))]
+        sides = [
+            Reading(s, d, Normaliser(vocabulary, exact_ids))
+            for s, d in ((source_a, detected_a), (source_b, detected_b))
+        ]
         result = _first_pass(sides, limit)
     locate_frames(result, sides, vocabulary, exact_ids)
     return result
@@ -886,7 +906,12 @@ def locate_frames(result: DiffResult, sides: list[Reading], vocabulary: frozense
 
 def _locate(reading: Reading, marks: dict[int, list[Mark]], vocabulary: frozenset[str] | None, exact_ids: bool) -> None:
     last = max(marks)
-    wanted = _Wanted((mark.lo, mark.frame) for group in marks.values() for mark in group if mark.lo is not None and mark.frame is not None)
+    wanted = _Wanted(
+        (mark.lo, mark.frame)
+        for group in marks.values()
+        for mark in group
+        if mark.lo is not None and mark.frame is not None
+    )
     with open_source(reading.source.name) as source, collect_warnings(echo=False) as warnings:
         again = Reading(source, reading.detected, Normaliser(vocabulary, exact_ids), reading.aligned)
         with progress_for([source], "locating frames") as tick:
@@ -903,15 +928,28 @@ def diff_command(
     b: Annotated[str, typer.Argument(metavar="B", help="Second transcript or capture file (- reads stdin).")],
     protocol_a: Annotated[
         str | None,
-        typer.Option("--protocol-a", metavar="PROTOCOL", help=protocol_help("Protocol of A (sniffed when left out)."),
-                     autocompletion=complete_protocol),
+        typer.Option(
+            "--protocol-a",
+            metavar="PROTOCOL",
+            help=protocol_help("Protocol of A (sniffed when left out)."),
+            autocompletion=complete_protocol,
+        ),
     ] = None,
     protocol_b: Annotated[
         str | None,
-        typer.Option("--protocol-b", metavar="PROTOCOL", help="Protocol of B (sniffed when left out).", autocompletion=complete_protocol),
+        typer.Option(
+            "--protocol-b",
+            metavar="PROTOCOL",
+            help="Protocol of B (sniffed when left out).",
+            autocompletion=complete_protocol,
+        ),
     ] = None,
-    exact_ids: Annotated[bool, typer.Option("--exact-ids", help="Compare id values too (by default generated ids are ignored).")] = False,
-    limit: Annotated[int, typer.Option("--max", metavar="N", min=1, help="Stop after this many differences (1 or more).")] = DEFAULT_MAX,
+    exact_ids: Annotated[
+        bool, typer.Option("--exact-ids", help="Compare id values too (by default generated ids are ignored).")
+    ] = False,
+    limit: Annotated[
+        int, typer.Option("--max", metavar="N", min=1, help="Stop after this many differences (1 or more).")
+    ] = DEFAULT_MAX,
     verbose: VerboseOption = False,
 ) -> None:
     """Compare two transcripts by meaning (even across protocols); exit 1 when they differ."""

@@ -83,4 +83,6 @@ def protocols_command(
     console = DataConsole()
     console.print(_codec_table(data))
     console.print(_pair_table(data))
-    console.print("Every event type has a place: what B cannot say natively rides in B's data parts and comes back exact.")
+    console.print(
+        "Every event type has a place: what B cannot say natively rides in B's data parts and comes back exact."
+    )

@@ -44,7 +44,14 @@ from .options import protocol_help
 from .transcripts import SNIFF_LIMIT, Capture, framing_hint, sniff
 
 #: the headers a capture keeps, in this order (tests/data/captures/README.md).
-CAPTURE_HEADERS = ("content-type", "cache-control", "connection", "x-agent-run-id", "x-agent-thread-id", "transfer-encoding")
+CAPTURE_HEADERS = (
+    "content-type",
+    "cache-control",
+    "connection",
+    "x-agent-run-id",
+    "x-agent-thread-id",
+    "transfer-encoding",
+)
 _NEVER_RECORDED = frozenset({"set-cookie"})
 
 
@@ -255,24 +262,44 @@ def _report(recorded: Recorded, output: str) -> int:
 
 
 def record_command(
-    url: Annotated[str, typer.Argument(metavar="URL", help="The backend's stream URL (e.g. http://127.0.0.1:3000/agent/chat).")],
-    output: Annotated[str, typer.Option("--output", "-o", metavar="FILE", help="Capture file to write; - (default) is stdout.")] = "-",
+    url: Annotated[
+        str, typer.Argument(metavar="URL", help="The backend's stream URL (e.g. http://127.0.0.1:3000/agent/chat).")
+    ],
+    output: Annotated[
+        str, typer.Option("--output", "-o", metavar="FILE", help="Capture file to write; - (default) is stdout.")
+    ] = "-",
     protocol: Annotated[
         str | None,
-        typer.Option("--protocol", "-p", metavar="PROTOCOL", help=protocol_help("Protocol of the answer (sniffed when left out)."),
-                     autocompletion=complete_protocol),
+        typer.Option(
+            "--protocol",
+            "-p",
+            metavar="PROTOCOL",
+            help=protocol_help("Protocol of the answer (sniffed when left out)."),
+            autocompletion=complete_protocol,
+        ),
     ] = None,
-    data: Annotated[str | None, typer.Option("--data", "-d", metavar="JSON|@FILE", help="JSON request body, or @file.")] = None,
+    data: Annotated[
+        str | None, typer.Option("--data", "-d", metavar="JSON|@FILE", help="JSON request body, or @file.")
+    ] = None,
     header: Annotated[
         list[str] | None, typer.Option("--header", "-H", metavar="'NAME: VALUE'", help="Request header (repeatable).")
     ] = None,
     method: Annotated[
-        str | None, typer.Option("--method", "-X", metavar="METHOD", help="HTTP method (default: POST with --data, else GET).")
+        str | None,
+        typer.Option("--method", "-X", metavar="METHOD", help="HTTP method (default: POST with --data, else GET)."),
     ] = None,
-    timeout: Annotated[float, typer.Option(metavar="SECONDS", min=0, help="Stop after this many seconds without data.")] = 60.0,
-    connect_timeout: Annotated[float, typer.Option(metavar="SECONDS", min=0, help="Seconds allowed to connect.")] = 10.0,
-    max_time: Annotated[float | None, typer.Option(metavar="SECONDS", min=0, help="Stop after this many seconds in all.")] = None,
-    all_headers: Annotated[bool, typer.Option("--all-headers", help="Record every response header (never set-cookie).")] = False,
+    timeout: Annotated[
+        float, typer.Option(metavar="SECONDS", min=0, help="Stop after this many seconds without data.")
+    ] = 60.0,
+    connect_timeout: Annotated[
+        float, typer.Option(metavar="SECONDS", min=0, help="Seconds allowed to connect.")
+    ] = 10.0,
+    max_time: Annotated[
+        float | None, typer.Option(metavar="SECONDS", min=0, help="Stop after this many seconds in all.")
+    ] = None,
+    all_headers: Annotated[
+        bool, typer.Option("--all-headers", help="Record every response header (never set-cookie).")
+    ] = False,
     parents: Annotated[bool, typer.Option("--parents", help="Create -o's missing directories.")] = False,
     verbose: VerboseOption = False,
 ) -> None:

@@ -129,7 +129,10 @@ def render(recording: Recording, target: Codec | None, framing: str | None) -> P
         chunks = list(recording.pieces)
     else:
         translator = Translator(
-            recording.codec.name, codec.name, source_framing=recording.framing, target_framing=out_framing  # type: ignore[arg-type]
+            recording.codec.name,
+            codec.name,
+            source_framing=recording.framing,
+            target_framing=out_framing,  # type: ignore[arg-type]
         )
         with collect_warnings():
             chunks = [translator.feed(piece) for piece in recording.pieces]
@@ -207,20 +210,30 @@ class ReplayServer:
             if wanted in playback.recording.keys:
                 return i
         names = ", ".join(p.recording.keys[0] for p in self.playbacks)
-        raise web.HTTPNotFound(text=_json({"message": f"no transcript {wanted!r} (have: {names})"}).decode(), content_type="application/json")
+        raise web.HTTPNotFound(
+            text=_json({"message": f"no transcript {wanted!r} (have: {names})"}).decode(),
+            content_type="application/json",
+        )
 
     def by_run(self, run_id: str) -> int:
         for i, playback in enumerate(self.playbacks):
             if playback.run_id == run_id:
                 return i
-        raise web.HTTPNotFound(text=_json({"statusCode": 404, "message": f"no active run {run_id}"}).decode(), content_type="application/json")
+        raise web.HTTPNotFound(
+            text=_json({"statusCode": 404, "message": f"no active run {run_id}"}).decode(),
+            content_type="application/json",
+        )
 
-    async def send(self, request: web.Request, index: int, status: int, headers: dict[str, str], chunks: list[bytes]) -> web.StreamResponse:
+    async def send(
+        self, request: web.Request, index: int, status: int, headers: dict[str, str], chunks: list[bytes]
+    ) -> web.StreamResponse:
         playback = self.playbacks[index]
         if playback.failed_status is not None:
             capture = playback.recording.capture
             content_type = (capture.header("content-type") if capture else None) or "application/json"
-            return web.Response(status=playback.failed_status, body=b"".join(chunks), headers={"Content-Type": content_type})
+            return web.Response(
+                status=playback.failed_status, body=b"".join(chunks), headers={"Content-Type": content_type}
+            )
         response = web.StreamResponse(
             status=status,
             headers={
@@ -473,16 +486,30 @@ def _play(playback: Playback, delay: float) -> None:
 def replay_command(
     ctx: typer.Context,
     file: Annotated[
-        str, typer.Argument(metavar="FILE|DIR", help="Transcript or capture file (a directory with --serve); - reads stdin.")
+        str,
+        typer.Argument(
+            metavar="FILE|DIR", help="Transcript or capture file (a directory with --serve); - reads stdin."
+        ),
     ],
     to: Annotated[
         str | None,
-        typer.Option("--to", "-t", metavar="PROTOCOL", help=protocol_help("Translate to this protocol (default: as recorded)."),
-                     autocompletion=complete_protocol),
+        typer.Option(
+            "--to",
+            "-t",
+            metavar="PROTOCOL",
+            help=protocol_help("Translate to this protocol (default: as recorded)."),
+            autocompletion=complete_protocol,
+        ),
     ] = None,
     from_: Annotated[
         str | None,
-        typer.Option("--from", "-f", metavar="PROTOCOL", help="Source protocol (sniffed when left out).", autocompletion=complete_protocol),
+        typer.Option(
+            "--from",
+            "-f",
+            metavar="PROTOCOL",
+            help="Source protocol (sniffed when left out).",
+            autocompletion=complete_protocol,
+        ),
     ] = None,
     framing: Annotated[
         str | None, typer.Option(metavar=FRAMING_METAVAR, help="Output framing.", autocompletion=complete_framing)
@@ -491,17 +518,25 @@ def replay_command(
         float | None, typer.Option("--delay-ms", metavar="MS", min=0, help="Pause between frames, in milliseconds.")
     ] = None,
     realtime: Annotated[
-        bool, typer.Option("--realtime", help=f"Pace as recorded (the run's reported duration, else {REALTIME_FRAME_MS:g} ms a frame).")
+        bool,
+        typer.Option(
+            "--realtime", help=f"Pace as recorded (the run's reported duration, else {REALTIME_FRAME_MS:g} ms a frame)."
+        ),
     ] = False,
-    serve: Annotated[bool, typer.Option("--serve", help="Serve over HTTP as a live backend instead of printing.")] = False,
+    serve: Annotated[
+        bool, typer.Option("--serve", help="Serve over HTTP as a live backend instead of printing.")
+    ] = False,
     host: Annotated[str, typer.Option(metavar="HOST", help="Address to bind with --serve.")] = "127.0.0.1",
     port: Annotated[
         int, typer.Option(metavar="PORT", min=PORT_MIN, max=PORT_MAX, help="Port with --serve (0 picks a free one).")
     ] = DEFAULT_PORT,
     base: Annotated[
-        str | None, typer.Option(metavar="PATH", help="Route prefix with --serve (default: /agent for nest, / otherwise).")
+        str | None,
+        typer.Option(metavar="PATH", help="Route prefix with --serve (default: /agent for nest, / otherwise)."),
     ] = None,
-    cors: Annotated[str | None, typer.Option(metavar="ORIGIN", help="With --serve: allow this browser origin (or *).")] = None,
+    cors: Annotated[
+        str | None, typer.Option(metavar="ORIGIN", help="With --serve: allow this browser origin (or *).")
+    ] = None,
     exit_after: Annotated[
         int | None, typer.Option("--exit-after", metavar="N", min=1, help="With --serve: stop after this many streams.")
     ] = None,

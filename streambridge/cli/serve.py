@@ -35,25 +35,44 @@ def complete_request_mode(incomplete: str) -> list[str]:
 def serve_command(
     upstream: Annotated[
         str | None,
-        typer.Option("--upstream", envvar="STREAMBRIDGE_UPSTREAM", metavar="URL", help="Upstream URL (http(s):// or ws(s)://)."),
+        typer.Option(
+            "--upstream", envvar="STREAMBRIDGE_UPSTREAM", metavar="URL", help="Upstream URL (http(s):// or ws(s)://)."
+        ),
     ] = None,
     source: Annotated[
         str | None,
-        typer.Option("--from", envvar="STREAMBRIDGE_FROM", metavar="PROTOCOL", help=protocol_help("The upstream's protocol."),
-                     autocompletion=complete_protocol),
+        typer.Option(
+            "--from",
+            envvar="STREAMBRIDGE_FROM",
+            metavar="PROTOCOL",
+            help=protocol_help("The upstream's protocol."),
+            autocompletion=complete_protocol,
+        ),
     ] = None,
     target: Annotated[
         str | None,
-        typer.Option("--to", envvar="STREAMBRIDGE_TO", metavar="PROTOCOL", help="The client's protocol.",
-                     autocompletion=complete_protocol),
+        typer.Option(
+            "--to",
+            envvar="STREAMBRIDGE_TO",
+            metavar="PROTOCOL",
+            help="The client's protocol.",
+            autocompletion=complete_protocol,
+        ),
     ] = None,
     host: Annotated[
-        str | None, typer.Option("--host", envvar="STREAMBRIDGE_HOST", metavar="HOST", help="Address to bind (default 127.0.0.1).")
+        str | None,
+        typer.Option("--host", envvar="STREAMBRIDGE_HOST", metavar="HOST", help="Address to bind (default 127.0.0.1)."),
     ] = None,
     port: Annotated[
         int | None,
-        typer.Option("--port", envvar="STREAMBRIDGE_PORT", metavar="PORT", min=PORT_MIN, max=PORT_MAX,
-                     help="Port to bind (default 8787; 0 picks a free one)."),
+        typer.Option(
+            "--port",
+            envvar="STREAMBRIDGE_PORT",
+            metavar="PORT",
+            min=PORT_MIN,
+            max=PORT_MAX,
+            help="Port to bind (default 8787; 0 picks a free one).",
+        ),
     ] = None,
     path: Annotated[
         str, typer.Option("--path", envvar="STREAMBRIDGE_PATH", metavar="PATH", help="Mount path of the route.")
@@ -61,50 +80,84 @@ def serve_command(
     upstream_header: Annotated[
         list[str] | None,
         typer.Option(
-            "--upstream-header", envvar="STREAMBRIDGE_UPSTREAM_HEADER", metavar="NAME=env:VAR",
+            "--upstream-header",
+            envvar="STREAMBRIDGE_UPSTREAM_HEADER",
+            metavar="NAME=env:VAR",
             help="Header added upstream (repeatable; the value is read from the environment).",
         ),
     ] = None,
     config: Annotated[
-        str | None, typer.Option("--config", envvar="STREAMBRIDGE_CONFIG", metavar="FILE", help="routes.toml with several routes.")
+        str | None,
+        typer.Option("--config", envvar="STREAMBRIDGE_CONFIG", metavar="FILE", help="routes.toml with several routes."),
     ] = None,
     log_json: Annotated[
         bool, typer.Option("--log-json", envvar="STREAMBRIDGE_LOG_JSON", help="One JSON object per log line.")
     ] = False,
     request_mode: Annotated[
         str | None,
-        typer.Option("--request-mode", envvar="STREAMBRIDGE_REQUEST_MODE", metavar="[" + "|".join(REQUEST_MODES) + "]",
-                     help="Translate requests (default) or pass them through.", autocompletion=complete_request_mode),
+        typer.Option(
+            "--request-mode",
+            envvar="STREAMBRIDGE_REQUEST_MODE",
+            metavar="[" + "|".join(REQUEST_MODES) + "]",
+            help="Translate requests (default) or pass them through.",
+            autocompletion=complete_request_mode,
+        ),
     ] = None,
     heartbeat: Annotated[
         float | None,
-        typer.Option("--heartbeat", envvar="STREAMBRIDGE_HEARTBEAT", metavar="SECONDS", min=0,
-                     help="Idle seconds before a heartbeat (0: none)."),
+        typer.Option(
+            "--heartbeat",
+            envvar="STREAMBRIDGE_HEARTBEAT",
+            metavar="SECONDS",
+            min=0,
+            help="Idle seconds before a heartbeat (0: none).",
+        ),
     ] = None,
     idle_timeout: Annotated[
         float | None,
-        typer.Option("--idle-timeout", envvar="STREAMBRIDGE_IDLE_TIMEOUT", metavar="SECONDS", min=0,
-                     help="Upstream silence that ends a stream."),
+        typer.Option(
+            "--idle-timeout",
+            envvar="STREAMBRIDGE_IDLE_TIMEOUT",
+            metavar="SECONDS",
+            min=0,
+            help="Upstream silence that ends a stream.",
+        ),
     ] = None,
     first_byte_timeout: Annotated[
         float | None,
-        typer.Option("--first-byte-timeout", envvar="STREAMBRIDGE_FIRST_BYTE_TIMEOUT", metavar="SECONDS", min=0,
-                     help="Wait for the first byte."),
+        typer.Option(
+            "--first-byte-timeout",
+            envvar="STREAMBRIDGE_FIRST_BYTE_TIMEOUT",
+            metavar="SECONDS",
+            min=0,
+            help="Wait for the first byte.",
+        ),
     ] = None,
     forward_auth: Annotated[
         bool | None,
-        typer.Option("--forward-auth/--no-forward-auth", envvar="STREAMBRIDGE_FORWARD_AUTH",
-                     help="Forward the client's Authorization and Cookie headers upstream."),
+        typer.Option(
+            "--forward-auth/--no-forward-auth",
+            envvar="STREAMBRIDGE_FORWARD_AUTH",
+            help="Forward the client's Authorization and Cookie headers upstream.",
+        ),
     ] = None,
     cors_origin: Annotated[
         list[str] | None,
-        typer.Option("--cors-origin", envvar="STREAMBRIDGE_CORS_ORIGINS", metavar="ORIGIN",
-                     help="Allowed browser origin (repeatable)."),
+        typer.Option(
+            "--cors-origin",
+            envvar="STREAMBRIDGE_CORS_ORIGINS",
+            metavar="ORIGIN",
+            help="Allowed browser origin (repeatable).",
+        ),
     ] = None,
     forward_header: Annotated[
         list[str] | None,
-        typer.Option("--forward-header", envvar="STREAMBRIDGE_FORWARD_HEADERS", metavar="NAME",
-                     help="Also forward this client header upstream (repeatable; credential-like ones need --forward-auth)."),
+        typer.Option(
+            "--forward-header",
+            envvar="STREAMBRIDGE_FORWARD_HEADERS",
+            metavar="NAME",
+            help="Also forward this client header upstream (repeatable; credential-like ones need --forward-auth).",
+        ),
     ] = None,
 ) -> None:
     """Proxy a client of protocol --to to an upstream of protocol --from, translating live."""
@@ -119,8 +172,15 @@ def serve_command(
     }
     try:
         cfg = bridge_config.build_config(
-            upstream=upstream, source=source, target=target, host=host, port=port, path=path,
-            upstream_headers=upstream_header or (), config_file=config, log_json=log_json or None,
+            upstream=upstream,
+            source=source,
+            target=target,
+            host=host,
+            port=port,
+            path=path,
+            upstream_headers=upstream_header or (),
+            config_file=config,
+            log_json=log_json or None,
             settings=settings,
         )
     except bridge_config.ConfigError as exc:

@@ -43,7 +43,17 @@ TRANSCRIPT_SUFFIXES = frozenset({".sse", ".ndjson", ".jsonl", ".http"})
 
 _STATUS_LINE = re.compile(rb"HTTP(?:/\d(?:\.\d)?)? (\d{3})[^\r\n]*\r?\n")
 _AGENTKIT_TYPES = frozenset(
-    {"turn_start", "text_delta", "thinking_delta", "tool_call", "sources", "citation", "suggestions", "status", "turn_end"}
+    {
+        "turn_start",
+        "text_delta",
+        "thinking_delta",
+        "tool_call",
+        "sources",
+        "citation",
+        "suggestions",
+        "status",
+        "turn_end",
+    }
 )
 _object_decoder = msgspec.json.Decoder(dict)
 
@@ -344,7 +354,9 @@ def _read_first_frame(source: Source) -> bool:
     framing = detect_framing(source.head) or framing_hint(source.capture) or "sse"
     parser = make_parser(framing, DEFAULT_MAX_EVENT_SIZE)
     if not parser.feed(source.head) and not parser.problems:
-        source.read_while(lambda chunk: not (parser.feed(chunk) or parser.problems), DEFAULT_MAX_EVENT_SIZE + CHUNK_SIZE)
+        source.read_while(
+            lambda chunk: not (parser.feed(chunk) or parser.problems), DEFAULT_MAX_EVENT_SIZE + CHUNK_SIZE
+        )
     first = parser.problems[0] if parser.problems else None
     return first is not None and first.index == 1 and first.kind == "oversize"
 

@@ -46,30 +46,66 @@ from .transcripts import Capture, FrameCutter, Piece, Source, detect, json_objec
 #: Retired: SB014 (``done`` while a nest step is open): the real server ends a cancelled run
 #: so, and the published client closes the step itself.
 RULES: dict[str, tuple[str, str, str]] = {
-    "SB001": ("frame-malformed", "error", "a frame that does not decode: bad JSON, missing or ill-typed fields, invalid values"),
+    "SB001": (
+        "frame-malformed",
+        "error",
+        "a frame that does not decode: bad JSON, missing or ill-typed fields, invalid values",
+    ),
     "SB002": ("frame-unterminated", "error", "the input ends inside a frame (SSE: no empty line after the last event)"),
     "SB003": ("frame-oversize", "error", "a frame larger than the size limit (16 MiB)"),
-    "SB004": ("line-endings", "warning", "CR or CRLF line endings (LF only: the published nest client finds no frame in CRLF)"),
-    "SB005": ("event-name-unexpected", "warning", "an SSE event name the protocol does not use (nest: meta, done, error; others: none)"),
-    "SB006": ("kind-unknown", "warning", "a frame of a kind/type the protocol does not define (forwarded as a passthrough)"),
+    "SB004": (
+        "line-endings",
+        "warning",
+        "CR or CRLF line endings (LF only: the published nest client finds no frame in CRLF)",
+    ),
+    "SB005": (
+        "event-name-unexpected",
+        "warning",
+        "an SSE event name the protocol does not use (nest: meta, done, error; others: none)",
+    ),
+    "SB006": (
+        "kind-unknown",
+        "warning",
+        "a frame of a kind/type the protocol does not define (forwarded as a passthrough)",
+    ),
     "SB007": ("field-unknown", "warning", "a known kind with fields the protocol does not define"),
     "SB010": ("terminal-missing", "error", "the stream ends without its terminal event (truncated, never a success)"),
     "SB011": ("after-terminal", "error", "a frame after the terminal event (exactly one terminal, and it is last)"),
-    "SB012": ("start-not-first", "error", "the run does not open with its start (agentkit turn_start, nest event: meta)"),
+    "SB012": (
+        "start-not-first",
+        "error",
+        "the run does not open with its start (agentkit turn_start, nest event: meta)",
+    ),
     "SB013": ("start-repeated", "error", "a second run start (turn_start, event: meta) in one stream"),
     "SB015": ("step-unbalanced", "error", "nest: step-finish without an open step, or step-start inside an open step"),
     "SB016": ("content-outside-step", "warning", "nest: text, reasoning or tool frames outside a step"),
-    "SB020": ("tool-call-unknown", "error", "a tool outcome, input delta, approval or elicitation for a call not announced before it"),
+    "SB020": (
+        "tool-call-unknown",
+        "error",
+        "a tool outcome, input delta, approval or elicitation for a call not announced before it",
+    ),
     "SB021": ("tool-outcome-repeated", "error", "a second outcome for one tool call"),
     "SB022": ("tool-call-repeated", "warning", "nest, oma: the same call id announced twice"),
     "SB023": ("tool-call-unsettled", "warning", "a successful run with tool calls that never got an outcome"),
     "SB030": ("turn-id-mismatch", "error", "agentkit: turn_end.turnId differs from turn_start's"),
     "SB031": ("message-id-mismatch", "error", "agentkit: turn_end.messageId differs from turn_start's"),
-    "SB032": ("run-id-mismatch", "error", "nest: the meta runId/threadId differ from the X-Agent-Run-Id/X-Agent-Thread-Id headers"),
-    "SB033": ("sequence-order", "error", "nest: id: sequence numbers that are not strictly increasing positive integers"),
+    "SB032": (
+        "run-id-mismatch",
+        "error",
+        "nest: the meta runId/threadId differ from the X-Agent-Run-Id/X-Agent-Thread-Id headers",
+    ),
+    "SB033": (
+        "sequence-order",
+        "error",
+        "nest: id: sequence numbers that are not strictly increasing positive integers",
+    ),
     "SB034": ("sequence-on-control", "error", "nest: an id: line on a meta, done or error frame"),
     "SB040": ("terminal-text-mismatch", "warning", "agentkit: result.text differs from the streamed text deltas"),
-    "SB041": ("failure-status-mismatch", "warning", "a terminal whose failure.status differs from its status, or a success with a failure"),
+    "SB041": (
+        "failure-status-mismatch",
+        "warning",
+        "a terminal whose failure.status differs from its status, or a success with a failure",
+    ),
     "SB050": ("http-status", "error", "a capture whose HTTP status is not 2xx"),
     "SB051": ("content-type", "warning", "a capture whose content-type does not match the framing"),
 }
@@ -189,7 +225,12 @@ class Validator:
         content_type = self.capture.header("content-type")
         expected = self.codec.content_types.get(self.framing, "")
         if content_type is not None and content_type.split(";")[0].strip().lower() != expected:
-            self.add("SB051", f"content-type {content_type!r}, expected {expected!r} for {self.framing}", 0, -self.body_offset)
+            self.add(
+                "SB051",
+                f"content-type {content_type!r}, expected {expected!r} for {self.framing}",
+                0,
+                -self.body_offset,
+            )
 
     def _framing_problem(self, problem: FramingError) -> None:
         self._problem_frames.add(problem.index)
@@ -349,7 +390,9 @@ def validate_source(source: Source, protocol: str | None) -> Report:
     validator = Validator(detected.codec, detected.framing, source.capture, source.body_offset)
     with reading(source) as chunks:
         validator.run(chunks)
-    return Report(source.name, detected.codec.name, detected.framing, validator.frames, validator.events, validator.findings)
+    return Report(
+        source.name, detected.codec.name, detected.framing, validator.frames, validator.events, validator.findings
+    )
 
 
 def _print_text(report: Report) -> None:
@@ -382,14 +425,24 @@ def validate_command(
     file: Annotated[str, typer.Argument(metavar="FILE", help="Transcript or capture file; - reads stdin.")],
     protocol: Annotated[
         str | None,
-        typer.Option("--protocol", "-p", metavar="PROTOCOL", help=protocol_help("Protocol (sniffed when left out)."),
-                     autocompletion=complete_protocol),
+        typer.Option(
+            "--protocol",
+            "-p",
+            metavar="PROTOCOL",
+            help=protocol_help("Protocol (sniffed when left out)."),
+            autocompletion=complete_protocol,
+        ),
     ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the findings as JSON.")] = False,
     ignore: Annotated[
         list[str] | None,
-        typer.Option("--ignore", metavar="RULE", callback=known_rules, autocompletion=complete_rule,
-                     help="A rule id to skip, e.g. SB006 (repeatable; see docs/cli.md for the rules)."),
+        typer.Option(
+            "--ignore",
+            metavar="RULE",
+            callback=known_rules,
+            autocompletion=complete_rule,
+            help="A rule id to skip, e.g. SB006 (repeatable; see docs/cli.md for the rules).",
+        ),
     ] = None,
     verbose: VerboseOption = False,
 ) -> None:

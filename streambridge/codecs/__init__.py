@@ -78,15 +78,33 @@ REGISTRY: dict[str, Codec] = {
             frozenset(
                 _COMMON
                 | {
-                    "run-start", "step-start", "step-finish", "tool-input-start", "tool-input-delta",
-                    "tool-denied", "tool-approval-request", "tool-approval-settled", "ui", "title",
-                    "elicitation", "queue", "message-metadata",
+                    "run-start",
+                    "step-start",
+                    "step-finish",
+                    "tool-input-start",
+                    "tool-input-delta",
+                    "tool-denied",
+                    "tool-approval-request",
+                    "tool-approval-settled",
+                    "ui",
+                    "title",
+                    "elicitation",
+                    "queue",
+                    "message-metadata",
                 }
             ),
             nest_http.SURFACE,
             aliases=("adonis",),
         ),
-        Codec("oma", "open-multi-agent StreamEvent", OmaDecoder, OmaEncoder, "ndjson", frozenset(_COMMON), oma_http.SURFACE),
+        Codec(
+            "oma",
+            "open-multi-agent StreamEvent",
+            OmaDecoder,
+            OmaEncoder,
+            "ndjson",
+            frozenset(_COMMON),
+            oma_http.SURFACE,
+        ),
     )
 }
 _ALIASES = {alias: c.name for c in REGISTRY.values() for alias in c.aliases}

@@ -13,7 +13,7 @@ turn's decode to ``UNSET``.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 from msgspec import UNSET, Raw, Struct, UnsetType
@@ -193,8 +193,16 @@ class TurnEndW(_T, tag="turn_end"):
 
 
 AgentFrame = (
-    TurnStartW | TextDeltaW | ThinkingDeltaW | ToolCallW | ToolResultW | SourcesW | CitationW
-    | SuggestionsW | StatusW | TurnEndW
+    TurnStartW
+    | TextDeltaW
+    | ThinkingDeltaW
+    | ToolCallW
+    | ToolResultW
+    | SourcesW
+    | CitationW
+    | SuggestionsW
+    | StatusW
+    | TurnEndW
 )
 _TYPES: dict[str, type[_T]] = {c.__struct_config__.tag: c for c in AgentFrame.__args__}
 _FIELDS = {t: frozenset(("type", *c.__struct_encode_fields__)) for t, c in _TYPES.items()}
@@ -338,33 +346,36 @@ class AgentkitDecoder(Decoder):
             part.message_id = self._mid(mid)
         return [part]
 
-    def _event(self, w: _T, extra: dict[str, Raw] | UnsetType) -> list[Event]:
+    # ``w`` is Any: each branch below knows its type from ``type(w)`` (mypy cannot narrow by it)
+    def _event(self, w: Any, extra: dict[str, Raw] | UnsetType) -> list[Event]:
         t = type(w)
         e: Event
         if t is TextDeltaW:
-            e = TextDelta(text=w.text, message_id=self._mid(w.message_id))  # type: ignore[attr-defined]
+            e = TextDelta(text=w.text, message_id=self._mid(w.message_id))
         elif t is ThinkingDeltaW:
-            e = ReasoningDelta(text=w.text, message_id=self._mid(w.message_id))  # type: ignore[attr-defined]
+            e = ReasoningDelta(text=w.text, message_id=self._mid(w.message_id))
         elif t is TurnStartW:
-            e = self._turn_start(w)  # type: ignore[arg-type]
+            e = self._turn_start(w)
         elif t is ToolCallW:
-            e = self._tool_call(w)  # type: ignore[arg-type]
+            e = self._tool_call(w)
         elif t is ToolResultW:
-            e = self._tool_result(w)  # type: ignore[arg-type]
+            e = self._tool_result(w)
         elif t is SourcesW:
             e = Sources(
-                message_id=self._mid(w.message_id),  # type: ignore[attr-defined]  # a SourcesW (t = type(w))
-                sources=[Source(**msgspec.structs.asdict(s)) for s in w.sources],  # type: ignore[attr-defined]
+                message_id=self._mid(w.message_id),
+                sources=[Source(**msgspec.structs.asdict(s)) for s in w.sources],
             )
         elif t is CitationW:
-            c = w.citation  # type: ignore[attr-defined]
-            e = Citation(message_id=self._mid(w.message_id), marker=c.marker, source_id=c.source_id, start=c.start, end=c.end)  # type: ignore[attr-defined]  # a CitationW
+            c = w.citation
+            e = Citation(
+                message_id=self._mid(w.message_id), marker=c.marker, source_id=c.source_id, start=c.start, end=c.end
+            )
         elif t is SuggestionsW:
-            e = Suggestions(message_id=self._mid(w.message_id), prompts=w.prompts)  # type: ignore[attr-defined]
+            e = Suggestions(message_id=self._mid(w.message_id), prompts=w.prompts)
         elif t is StatusW:
-            e = Status(message_id=self._mid(w.message_id), label=w.label)  # type: ignore[attr-defined]
+            e = Status(message_id=self._mid(w.message_id), label=w.label)
         else:
-            return self._turn_end(w, extra)  # type: ignore[arg-type]
+            return self._turn_end(w, extra)
         if extra is not UNSET:
             e.extra = extra
         return [e]
@@ -392,18 +403,20 @@ class AgentkitDecoder(Decoder):
         c = w.call
         kind = _APPROVAL_KIND.get(c.requires_approval, UNSET)
         status = UNSET if c.status == _default_status(kind) else c.status
-        return read_call(ToolCall(
-            message_id=self._mid(w.message_id),
-            call_id=c.id,
-            name=c.name,
-            arguments_json=c.arguments_json,
-            tool_kind=kind,
-            status=status,
-            started_at=c.started_at,
-            ended_at=c.ended_at,
-            result_text=c.result_text,
-            failure=_failure_in(c.failure),
-        ))
+        return read_call(
+            ToolCall(
+                message_id=self._mid(w.message_id),
+                call_id=c.id,
+                name=c.name,
+                arguments_json=c.arguments_json,
+                tool_kind=kind,
+                status=status,
+                started_at=c.started_at,
+                ended_at=c.ended_at,
+                result_text=c.result_text,
+                failure=_failure_in(c.failure),
+            )
+        )
 
     def _tool_result(self, w: ToolResultW) -> Event:
         mid = self._mid(w.message_id)
@@ -463,10 +476,24 @@ class AgentkitEncoder(Encoder):
         return b'{"type":' + name + b',"messageId":' + json_encode(mid) + b"," + body + b"}"
 
     def _fast_text(self, e: TextDelta) -> bytes | None:
-        if e.message_id is UNSET or e.synthetic or e.part_id is not UNSET or e.extra is not UNSET or e.verbatim is not UNSET or e.event_id is not UNSET:
+        if (
+            e.message_id is UNSET
+            or e.synthetic
+            or e.part_id is not UNSET
+            or e.extra is not UNSET
+            or e.verbatim is not UNSET
+            or e.event_id is not UNSET
+        ):
             return super()._fast_text(e)
         mid = json_encode(e.message_id)  # another agent's message: agentkit says it natively
-        return self._head + b'{"type":"text_delta","messageId":' + mid + b',"text":' + json_encode(e.text) + self._text_tail
+        return (
+            self._head
+            + b'{"type":"text_delta","messageId":'
+            + mid
+            + b',"text":'
+            + json_encode(e.text)
+            + self._text_tail
+        )
 
     def _wire(self, w: _T, event: Event) -> bytes:
         payload = _encode(w)
@@ -483,42 +510,54 @@ class AgentkitEncoder(Encoder):
         if type(event) is not RunStart:
             self._handle(RunStart(synthetic=True), parts)
 
-    def _handle(self, e: Event, parts: list[bytes]) -> None:
+    # ``e`` is Any: each branch below knows its type from ``type(e)`` (mypy cannot narrow by it)
+    def _handle(self, e: Any, parts: list[bytes]) -> None:
         t = type(e)
         if t is TextDelta:
             if e.synthetic and e.message_id is UNSET:
                 return  # made from result.text by a decoder: turn_end says it again
-            self._put(parts, e, [self._wire(TextDeltaW(message_id=self._mid(e), text=e.text), e)], e.part_id is UNSET)  # type: ignore[attr-defined]
+            self._put(parts, e, [self._wire(TextDeltaW(message_id=self._mid(e), text=e.text), e)], e.part_id is UNSET)
         elif t is ReasoningDelta:
-            self._put(parts, e, [self._wire(ThinkingDeltaW(message_id=self._mid(e), text=e.text), e)], _plain(e) and e.part_id is UNSET)  # type: ignore[attr-defined]
+            self._put(
+                parts,
+                e,
+                [self._wire(ThinkingDeltaW(message_id=self._mid(e), text=e.text), e)],
+                _plain(e) and e.part_id is UNSET,
+            )
         elif t in _STRUCTURE:  # agentkit has no place for it: dropped when synthetic, else carried
             if not e.synthetic:
                 self._put(parts, e, [], False)
         elif t is RunStart:
-            self._run_start(e, parts)  # type: ignore[arg-type]
+            self._run_start(e, parts)
         elif t is ToolCall:
-            self._tool_call(e, parts)  # type: ignore[arg-type]
+            self._tool_call(e, parts)
         elif t is ToolOutput:
-            self._tool_output(e, parts)  # type: ignore[arg-type]
+            self._tool_output(e, parts)
         elif t is ToolError:
-            self._tool_error(e, parts)  # type: ignore[arg-type]
+            self._tool_error(e, parts)
         elif t is ToolDenied:
-            w = ToolResultW(message_id=self._mid(e), call_id=e.call_id, status="denied", result_text=e.reason, failure=_failure_out(e.failure))  # type: ignore[attr-defined]
-            self._put(parts, e, [self._wire(w, e)], _plain(e) and _failure_native(e.failure))  # type: ignore[attr-defined]
+            w = ToolResultW(
+                message_id=self._mid(e),
+                call_id=e.call_id,
+                status="denied",
+                result_text=e.reason,
+                failure=_failure_out(e.failure),
+            )
+            self._put(parts, e, [self._wire(w, e)], _plain(e) and _failure_native(e.failure))
         elif t is Sources:
-            sources = [AgentSource(**msgspec.structs.asdict(s)) for s in e.sources]  # type: ignore[attr-defined]
+            sources = [AgentSource(**msgspec.structs.asdict(s)) for s in e.sources]
             self._put(parts, e, [self._wire(SourcesW(message_id=self._mid(e), sources=sources), e)], _plain(e))
         elif t is Citation:
-            c = AgentCitation(marker=e.marker, source_id=e.source_id, start=e.start, end=e.end)  # type: ignore[attr-defined]
+            c = AgentCitation(marker=e.marker, source_id=e.source_id, start=e.start, end=e.end)
             self._put(parts, e, [self._wire(CitationW(message_id=self._mid(e), citation=c), e)], _plain(e))
         elif t is Suggestions:
-            self._put(parts, e, [self._wire(SuggestionsW(message_id=self._mid(e), prompts=e.prompts), e)], _plain(e))  # type: ignore[attr-defined]
+            self._put(parts, e, [self._wire(SuggestionsW(message_id=self._mid(e), prompts=e.prompts), e)], _plain(e))
         elif t is Status:
-            self._put(parts, e, [self._wire(StatusW(message_id=self._mid(e), label=e.label), e)], _plain(e))  # type: ignore[attr-defined]
-        elif t is DataPart and e.origin == "agentkit":  # type: ignore[attr-defined]
-            self._put(parts, e, [bytes(e.data)], as_received(e))  # type: ignore[attr-defined, arg-type]  # e is a DataPart (t = type(e))
+            self._put(parts, e, [self._wire(StatusW(message_id=self._mid(e), label=e.label), e)], _plain(e))
+        elif t is DataPart and e.origin == "agentkit":
+            self._put(parts, e, [bytes(e.data)], as_received(e))
         elif t is Terminal:
-            self._terminal(e, parts)  # type: ignore[arg-type]
+            self._terminal(e, parts)
         else:
             self._put(parts, e, [], False)
 
@@ -572,7 +611,9 @@ class AgentkitEncoder(Encoder):
             failure=_failure_out(e.failure),
             requires_approval=approval,
         )
-        self._put(parts, carried, [self._wire(ToolCallW(message_id=self._mid(e), call=call), e)], native or invented_call(e))
+        self._put(
+            parts, carried, [self._wire(ToolCallW(message_id=self._mid(e), call=call), e)], native or invented_call(e)
+        )
 
     def _tool_output(self, e: ToolOutput, parts: list[bytes]) -> None:
         raw = bytes(e.output)
@@ -620,7 +661,9 @@ class AgentkitEncoder(Encoder):
             failure=_failure_out(failure),
             correlation_id=e.correlation_id,
         )
-        w = TurnEndW(turn_id=e.turn_id if e.turn_id is not UNSET else self._turn, message_id=self._mid(e), result=result)
+        w = TurnEndW(
+            turn_id=e.turn_id if e.turn_id is not UNSET else self._turn, message_id=self._mid(e), result=result
+        )
         native = (
             not e.synthetic
             and usage_native

@@ -60,7 +60,11 @@ def parse_request(body: bytes) -> ChatRequest:
         history=[HistoryMessage(role=m.role, text=m.text, id=m.id) for m in w.history or []],
         attachments=[
             Attachment(
-                name=a.name, media_type=a.media_type, id=a.id, url=optional(a.url), data=optional(a.base64),
+                name=a.name,
+                media_type=a.media_type,
+                id=a.id,
+                url=optional(a.url),
+                data=optional(a.base64),
                 size=optional(a.size_bytes),
             )
             for a in (w.attachments or [])
@@ -80,8 +84,12 @@ def build_request(req: ChatRequest) -> bytes:
     ]
     attachments = [
         AgentAttachment(
-            id=a.id or f"att-{i}", name=a.name, media_type=a.media_type, size_bytes=or_unset(a.size),
-            url=or_unset(a.url), base64=or_unset(a.data),
+            id=a.id or f"att-{i}",
+            name=a.name,
+            media_type=a.media_type,
+            size_bytes=or_unset(a.size),
+            url=or_unset(a.url),
+            base64=or_unset(a.data),
         )
         for i, a in enumerate(req.attachments)
     ]

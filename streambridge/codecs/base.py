@@ -447,7 +447,9 @@ class EncodingSink:
                 encoder._text.extend(texts)
         tail = encoder._text_tail
         if ids is not None:  # numbered frames: each delta's frame after its own id line
-            self.parts.append(b"".join([line + b"\n" + head + json_encode(t) + tail for t, line in zip(texts, ids, strict=True)]))
+            self.parts.append(
+                b"".join([line + b"\n" + head + json_encode(t) + tail for t, line in zip(texts, ids, strict=True)])
+            )
         elif len(texts) == 1:  # a chunk of one frame, as a live upstream writes them
             self.parts.append(head + json_encode(texts[0]) + tail)
         else:
@@ -777,7 +779,9 @@ class Decoder:
             expected = "nothing after the terminal event; this frame follows it"
             raise StreamError(self.codec, frame.index, frame.offset, expected, frame.data, "after-terminal")
         level = logging.DEBUG if frame.data.strip() == b"[DONE]" else logging.WARNING
-        log.log(level, "%s: frame %d at byte %d after the terminal event ignored", self.codec, frame.index, frame.offset)
+        log.log(
+            level, "%s: frame %d at byte %d after the terminal event ignored", self.codec, frame.index, frame.offset
+        )
 
     def _release(self, out: list[Event]) -> None:
         if self._held is not None:

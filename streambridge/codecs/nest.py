@@ -9,7 +9,7 @@ calls opens a new step. See docs/mapping.md.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 from msgspec import UNSET, Raw, Struct, UnsetType
@@ -195,9 +195,24 @@ class ErrorW(Struct, **_W):
 
 
 NestFrame = (
-    StepStartW | StepFinishW | TextW | ReasoningW | ToolInputStartW | ToolInputDeltaW
-    | ToolInputAvailableW | ToolOutputW | ToolOutputErrorW | ToolOutputDeniedW | ElicitationW
-    | ApprovalRequestedW | ApprovalSettledW | UiW | TitleW | MessageMetadataW | CancelledW | QueueW
+    StepStartW
+    | StepFinishW
+    | TextW
+    | ReasoningW
+    | ToolInputStartW
+    | ToolInputDeltaW
+    | ToolInputAvailableW
+    | ToolOutputW
+    | ToolOutputErrorW
+    | ToolOutputDeniedW
+    | ElicitationW
+    | ApprovalRequestedW
+    | ApprovalSettledW
+    | UiW
+    | TitleW
+    | MessageMetadataW
+    | CancelledW
+    | QueueW
 )
 _KINDS: dict[str, type[_K]] = {c.__struct_config__.tag: c for c in NestFrame.__args__}
 _FIELDS: dict[str, frozenset[str]] = {
@@ -408,44 +423,75 @@ class NestDecoder(Decoder):
             return [self._carrier(data, frame)]
         return [self._unknown(kind, frame)]
 
-    def _event(self, w: _K, extra: dict[str, Raw] | UnsetType) -> list[Event]:
+    # ``w`` is Any: each branch below knows its type from ``type(w)`` (mypy cannot narrow by it)
+    def _event(self, w: Any, extra: dict[str, Raw] | UnsetType) -> list[Event]:
         t = type(w)
         e: Event
         if t is TextW:  # the most frequent kinds first
-            e = TextDelta(text=w.text)  # type: ignore[attr-defined]
+            e = TextDelta(text=w.text)
         elif t is ReasoningW:
-            e = ReasoningDelta(text=w.text)  # type: ignore[attr-defined]
+            e = ReasoningDelta(text=w.text)
         elif t is ToolInputDeltaW:
-            e = ToolInputDelta(call_id=w.id, delta=w.delta)  # type: ignore[attr-defined]
+            e = ToolInputDelta(call_id=w.id, delta=w.delta)
         elif t is StepStartW:
             e = StepStart()
         elif t is StepFinishW:
-            e = StepFinish(usage=_usage_in(w.usage), cost_usd=w.cost_usd, reasoning_ms=w.reasoning_ms, model=w.model)  # type: ignore[attr-defined]
+            e = StepFinish(usage=_usage_in(w.usage), cost_usd=w.cost_usd, reasoning_ms=w.reasoning_ms, model=w.model)
         elif t is ToolInputAvailableW:
-            e = read_call(ToolCall(call_id=w.id, name=w.name, input=w.input, tool_kind=_kind_in(w.tool_kind), parent_id=w.parent_id))  # type: ignore[attr-defined]
+            e = read_call(
+                ToolCall(
+                    call_id=w.id, name=w.name, input=w.input, tool_kind=_kind_in(w.tool_kind), parent_id=w.parent_id
+                )
+            )
         elif t is ToolOutputW:
-            e = ToolOutput(call_id=w.id, output=w.output)  # type: ignore[attr-defined]
+            e = ToolOutput(call_id=w.id, output=w.output)
         elif t is ToolInputStartW:
-            e = read_call(ToolInputStart(call_id=w.id, name=w.name, tool_kind=_kind_in(w.tool_kind), parent_id=w.parent_id))  # type: ignore[attr-defined]
+            e = read_call(
+                ToolInputStart(call_id=w.id, name=w.name, tool_kind=_kind_in(w.tool_kind), parent_id=w.parent_id)
+            )
         elif t is ToolOutputErrorW:
             # the published server's form of a person's rejection is this literal error
-            e = ToolDenied(call_id=w.id) if w.error == REJECTED else ToolError(call_id=w.id, error=w.error)  # type: ignore[attr-defined]
+            e = ToolDenied(call_id=w.id) if w.error == REJECTED else ToolError(call_id=w.id, error=w.error)
         elif t is ToolOutputDeniedW:
-            e = ToolDenied(call_id=w.id, reason=w.reason)  # type: ignore[attr-defined]
+            e = ToolDenied(call_id=w.id, reason=w.reason)
         elif t is ApprovalRequestedW:
-            e = ToolApprovalRequest(call_id=w.id, approver=w.approver, expires_at=w.expires_at, reason=w.reason, confirmation=w.confirmation, target=w.target)  # type: ignore[attr-defined]
+            e = ToolApprovalRequest(
+                call_id=w.id,
+                approver=w.approver,
+                expires_at=w.expires_at,
+                reason=w.reason,
+                confirmation=w.confirmation,
+                target=w.target,
+            )
         elif t is ApprovalSettledW:
-            e = ToolApprovalSettled(call_id=w.id, status=w.status, approver=w.approver, decided_by=w.decided_by, decided_via=w.decided_via, remember=w.remember, reason=w.reason)  # type: ignore[attr-defined]
+            e = ToolApprovalSettled(
+                call_id=w.id,
+                status=w.status,
+                approver=w.approver,
+                decided_by=w.decided_by,
+                decided_via=w.decided_via,
+                remember=w.remember,
+                reason=w.reason,
+            )
         elif t is UiW:
-            e = UiComponent(ui_id=w.id, component=w.component, props=w.props, version=w.version, tool_call_id=w.tool_call_id, fallback_text=w.fallback_text, component_versions=w.component_versions, partial=w.partial)  # type: ignore[attr-defined]
+            e = UiComponent(
+                ui_id=w.id,
+                component=w.component,
+                props=w.props,
+                version=w.version,
+                tool_call_id=w.tool_call_id,
+                fallback_text=w.fallback_text,
+                component_versions=w.component_versions,
+                partial=w.partial,
+            )
         elif t is ElicitationW:
-            e = Elicitation(call_id=w.id, request=w.request)  # type: ignore[attr-defined]
+            e = Elicitation(call_id=w.id, request=w.request)
         elif t is TitleW:
-            e = Title(title=w.title)  # type: ignore[attr-defined]
+            e = Title(title=w.title)
         elif t is MessageMetadataW:
-            e = MessageMetadata(metadata=w.metadata)  # type: ignore[attr-defined]
+            e = MessageMetadata(metadata=w.metadata)
         elif t is QueueW:
-            e = Queue(queue=w.queue, started=w.started)  # type: ignore[attr-defined]
+            e = Queue(queue=w.queue, started=w.started)
         elif t is CancelledW:
             self._cancelled = True
             if extra is UNSET:
@@ -514,10 +560,7 @@ class NestEncoder(Encoder):
         # brackets of this encoder's own that wait are implied by the text: written before it
         self._owed = bool(pending)
         return (
-            self._step_open
-            and not self._tool_in_step
-            and not self.sequence_ids
-            and all(e is None for _, e in pending)
+            self._step_open and not self._tool_in_step and not self.sequence_ids and all(e is None for _, e in pending)
         )
 
     def _pay(self, parts: list[bytes]) -> None:
@@ -599,60 +642,85 @@ class NestEncoder(Encoder):
 
     # -- events --------------------------------------------------------------------------
 
-    def _handle(self, e: Event, parts: list[bytes]) -> None:
+    # ``e`` is Any: each branch below knows its type from ``type(e)`` (mypy cannot narrow by it)
+    def _handle(self, e: Any, parts: list[bytes]) -> None:
         t = type(e)
         if t is StepStart or t is StepFinish:
             self._step(e, parts)
             return
-        if t is DataPart and e.origin == "nest" and e.name == "cancelled":  # type: ignore[attr-defined]
-            self._cancelled_frame = bytes(e.data)  # type: ignore[attr-defined]
+        if t is DataPart and e.origin == "nest" and e.name == "cancelled":
+            self._cancelled_frame = bytes(e.data)
             return  # written with the terminal (a reader sees no event for it)
         self._prelude(e, parts)
         if t is TextDelta or t is ReasoningDelta:
-            w: _K = TextW(text=e.text) if t is TextDelta else ReasoningW(text=e.text)  # type: ignore[attr-defined]
-            self._put(parts, e, [self._wire(w, e)], _plain(e) and e.part_id is UNSET)  # type: ignore[attr-defined]
+            w: _K = TextW(text=e.text) if t is TextDelta else ReasoningW(text=e.text)
+            self._put(parts, e, [self._wire(w, e)], _plain(e) and e.part_id is UNSET)
         elif t is RunStart:
             if e is not self._first:
                 self._put(parts, e, [], False)
         elif t is ToolInputStart:
             self._tool_in_step = True
-            w = ToolInputStartW(id=e.call_id, name=e.name, tool_kind=_kind_out(e.tool_kind), parent_id=e.parent_id)  # type: ignore[attr-defined]
-            self._put(parts, e, [self._wire(w, e)], invented_call(e) or (_plain(e) and e.tool_kind != "read"))  # type: ignore[attr-defined]
+            w = ToolInputStartW(id=e.call_id, name=e.name, tool_kind=_kind_out(e.tool_kind), parent_id=e.parent_id)
+            self._put(parts, e, [self._wire(w, e)], invented_call(e) or (_plain(e) and e.tool_kind != "read"))
         elif t is ToolInputDelta:
-            self._put(parts, e, [self._wire(ToolInputDeltaW(id=e.call_id, delta=e.delta), e)], _plain(e))  # type: ignore[attr-defined]
+            self._put(parts, e, [self._wire(ToolInputDeltaW(id=e.call_id, delta=e.delta), e)], _plain(e))
         elif t is ToolCall:
-            self._tool_call(e, parts)  # type: ignore[arg-type]
+            self._tool_call(e, parts)
         elif t is ToolOutput:
-            native = _plain(e) and e.is_error is UNSET  # type: ignore[attr-defined]
-            self._put(parts, e, [self._wire(ToolOutputW(id=e.call_id, output=e.output), e)], native)  # type: ignore[attr-defined]
+            native = _plain(e) and e.is_error is UNSET
+            self._put(parts, e, [self._wire(ToolOutputW(id=e.call_id, output=e.output), e)], native)
         elif t is ToolError:
-            native = _plain(e) and e.failure is UNSET and e.output is UNSET and e.error != REJECTED  # type: ignore[attr-defined]
-            self._put(parts, e, [self._wire(ToolOutputErrorW(id=e.call_id, error=e.error), e)], native)  # type: ignore[attr-defined]
+            native = _plain(e) and e.failure is UNSET and e.output is UNSET and e.error != REJECTED
+            self._put(parts, e, [self._wire(ToolOutputErrorW(id=e.call_id, error=e.error), e)], native)
         elif t is ToolDenied:
-            self._denied(e, parts)  # type: ignore[arg-type]
+            self._denied(e, parts)
         elif t is ToolApprovalRequest:
-            self._approvals.add(e.call_id)  # type: ignore[attr-defined]
-            w = ApprovalRequestedW(id=e.call_id, approver=e.approver if e.approver is not UNSET else "requester", expires_at=e.expires_at, reason=e.reason, confirmation=e.confirmation, target=e.target)  # type: ignore[attr-defined]
-            self._put(parts, e, [self._wire(w, e)], _plain(e) and e.approver is not UNSET)  # type: ignore[attr-defined]
+            self._approvals.add(e.call_id)
+            w = ApprovalRequestedW(
+                id=e.call_id,
+                approver=e.approver if e.approver is not UNSET else "requester",
+                expires_at=e.expires_at,
+                reason=e.reason,
+                confirmation=e.confirmation,
+                target=e.target,
+            )
+            self._put(parts, e, [self._wire(w, e)], _plain(e) and e.approver is not UNSET)
         elif t is ToolApprovalSettled:
-            self._approvals.add(e.call_id)  # type: ignore[attr-defined]
-            w = ApprovalSettledW(id=e.call_id, status=e.status, approver=e.approver, decided_by=e.decided_by, decided_via=e.decided_via, remember=e.remember, reason=e.reason)  # type: ignore[attr-defined]
+            self._approvals.add(e.call_id)
+            w = ApprovalSettledW(
+                id=e.call_id,
+                status=e.status,
+                approver=e.approver,
+                decided_by=e.decided_by,
+                decided_via=e.decided_via,
+                remember=e.remember,
+                reason=e.reason,
+            )
             self._put(parts, e, [self._wire(w, e)], _plain(e))
         elif t is UiComponent:
-            w = UiW(id=e.ui_id, component=e.component, props=e.props, version=e.version, tool_call_id=e.tool_call_id, fallback_text=e.fallback_text, component_versions=e.component_versions, partial=e.partial)  # type: ignore[attr-defined]
+            w = UiW(
+                id=e.ui_id,
+                component=e.component,
+                props=e.props,
+                version=e.version,
+                tool_call_id=e.tool_call_id,
+                fallback_text=e.fallback_text,
+                component_versions=e.component_versions,
+                partial=e.partial,
+            )
             self._put(parts, e, [self._wire(w, e)], _plain(e))
         elif t is Elicitation:
-            self._put(parts, e, [self._wire(ElicitationW(id=e.call_id, request=e.request), e)], _plain(e))  # type: ignore[attr-defined]
+            self._put(parts, e, [self._wire(ElicitationW(id=e.call_id, request=e.request), e)], _plain(e))
         elif t is Title:
-            self._put(parts, e, [self._wire(TitleW(title=e.title), e)], _plain(e))  # type: ignore[attr-defined]
+            self._put(parts, e, [self._wire(TitleW(title=e.title), e)], _plain(e))
         elif t is MessageMetadata:
-            self._put(parts, e, [self._wire(MessageMetadataW(metadata=e.metadata), e)], _plain(e))  # type: ignore[attr-defined]
+            self._put(parts, e, [self._wire(MessageMetadataW(metadata=e.metadata), e)], _plain(e))
         elif t is Queue:
-            self._put(parts, e, [self._wire(QueueW(queue=e.queue, started=e.started), e)], _plain(e))  # type: ignore[attr-defined]
-        elif t is DataPart and e.origin == "nest":  # type: ignore[attr-defined]
-            self._put(parts, e, [bytes(e.data)], e.message_id is UNSET and as_received(e))  # type: ignore[attr-defined, arg-type]  # e is a DataPart (t = type(e))
+            self._put(parts, e, [self._wire(QueueW(queue=e.queue, started=e.started), e)], _plain(e))
+        elif t is DataPart and e.origin == "nest":
+            self._put(parts, e, [bytes(e.data)], e.message_id is UNSET and as_received(e))
         elif t is Terminal:
-            self._terminal(e, parts)  # type: ignore[arg-type]
+            self._terminal(e, parts)
         else:
             self._put(parts, e, [], False)
 
@@ -718,7 +786,9 @@ class NestEncoder(Encoder):
                 carried = msgspec.structs.replace(e, input=raw_input, arguments_json=UNSET)
         elif e.arguments_json is not UNSET:
             native = False
-        w = ToolInputAvailableW(id=e.call_id, name=e.name, input=raw_input, tool_kind=_kind_out(e.tool_kind), parent_id=e.parent_id)
+        w = ToolInputAvailableW(
+            id=e.call_id, name=e.name, input=raw_input, tool_kind=_kind_out(e.tool_kind), parent_id=e.parent_id
+        )
         self._put(parts, carried, [self._wire(w, e)], native or invented_call(e))
 
     def _terminal(self, e: Terminal, parts: list[bytes]) -> None:

@@ -67,7 +67,9 @@ def build_request(req: ChatRequest) -> bytes:
         if a.url is None:
             request_dropped("nest", "attachment", "nest references media by url")
             continue
-        attachments.append(NestAttachment(media_id=a.id or f"att-{i}", url=a.url, content_type=a.media_type, name=a.name))
+        attachments.append(
+            NestAttachment(media_id=a.id or f"att-{i}", url=a.url, content_type=a.media_type, name=a.name)
+        )
     chat = NestChat(
         message=req.text,
         thread_id=or_unset(req.thread_id),

@@ -241,7 +241,13 @@ def _error_payloads(failure: Failure) -> tuple[bytes, bytes]:
     """``error.data`` and ``errorInfo`` written explicitly (a serialised ``Error`` is ``{}``)."""
     code = failure.code if failure.code is not UNSET else STATUS_CODES.get(failure.status, "run_failed")
     data = {"name": "Error", "message": failure.message, "code": code}
-    info = {"kind": "provider", "code": code, "name": "Error", "message": failure.message, "retryable": failure.recoverable is True}
+    info = {
+        "kind": "provider",
+        "code": code,
+        "name": "Error",
+        "message": failure.message,
+        "retryable": failure.recoverable is True,
+    }
     return _encode(data), _encode(info)
 
 
@@ -316,7 +322,9 @@ class OmaDecoder(Decoder):
                     return [self._unknown(t, frame)]
                 verbatim = verbatim_members(_OneBlock(data=block), {"data": w.data})
             if type(block) is ToolUseBlock:
-                event = read_call(ToolCall(call_id=block.id, name=block.name, input=block.input, signature=block.signature))
+                event = read_call(
+                    ToolCall(call_id=block.id, name=block.name, input=block.input, signature=block.signature)
+                )
             else:
                 event = self._tool_result(block)  # type: ignore[arg-type]  # a ToolResultBlock: no narrowing in a type() check's else
             return self._with_verbatim([event], verbatim)

@@ -75,7 +75,9 @@ def parse_request(body: bytes) -> ChatRequest:
         thread_id=check_id(optional(w.conversation_id), "conversationId"),
         history=messages,
         attachments=[
-            Attachment(name=a.name, media_type=a.media_type, id=optional(a.id), url=optional(a.url), data=optional(a.data))
+            Attachment(
+                name=a.name, media_type=a.media_type, id=optional(a.id), url=optional(a.url), data=optional(a.data)
+            )
             for a in (w.attachments or [])
         ],
         context=optional(w.context),
@@ -96,7 +98,9 @@ def build_request(req: ChatRequest) -> bytes:
         context=or_unset(req.context),
         agent=or_unset(req.agent),
         attachments=[
-            OmaAttachment(name=a.name, media_type=a.media_type, id=or_unset(a.id), url=or_unset(a.url), data=or_unset(a.data))
+            OmaAttachment(
+                name=a.name, media_type=a.media_type, id=or_unset(a.id), url=or_unset(a.url), data=or_unset(a.data)
+            )
             for a in req.attachments
         ]
         or UNSET,

@@ -28,7 +28,7 @@ import msgspec
 from hypothesis import strategies as st
 from msgspec import UNSET, Raw, UnsetType
 
-from streambridge.codecs import agentkit, base, nest, oma
+from streambridge.codecs import agentkit, carrier, nest, oma, terminals
 from streambridge.codecs import names as codec_names
 from streambridge.events import (
     EVENT_TYPES,
@@ -64,7 +64,7 @@ def _protocol_keys() -> tuple[str, ...]:
     these, so payloads a codec looks into (oma's ``done`` data, ``errorInfo``) sometimes say
     things it reads."""
     keys: set[str] = set()
-    for module in (agentkit, nest, oma, base):
+    for module in (agentkit, nest, oma, carrier):
         for obj in vars(module).values():
             if isinstance(obj, type) and issubclass(obj, msgspec.Struct) and obj.__module__ == module.__name__:
                 keys.update(f.encode_name for f in msgspec.structs.fields(obj))
@@ -79,11 +79,11 @@ PROTOCOL_KEYS = _protocol_keys()
 PROTOCOL_STRINGS: tuple[str, ...] = tuple(
     sorted(
         {
-            *base.STATUS_CODES.values(),
-            *base.CODE_STATUSES,
-            *base.DEFAULT_MESSAGES.values(),
-            base.TRUNCATED_CODE,
-            base.TRUNCATED_MESSAGE,
+            *terminals.STATUS_CODES.values(),
+            *terminals.CODE_STATUSES,
+            *terminals.DEFAULT_MESSAGES.values(),
+            terminals.TRUNCATED_CODE,
+            terminals.TRUNCATED_MESSAGE,
             nest.REJECTED,
             agentkit.DEFAULT_PROVIDER,
             "ok",

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from streambridge import translate
-from streambridge.codecs.base import DEFAULT_MESSAGES
+from streambridge.codecs.terminals import DEFAULT_MESSAGES
 from streambridge.events import (
     UNSET,
     Elicitation,

@@ -9,8 +9,8 @@ import pytest
 
 from streambridge import StreamError, Translator, translate
 from streambridge.codecs import get
-from streambridge.codecs.base import TRUNCATED_CODE
 from streambridge.codecs.framing import NDJSONParser, SSEParser, detect_framing
+from streambridge.codecs.terminals import TRUNCATED_CODE
 from streambridge.events import Malformed, Terminal
 
 from .corpus import CODECS, SCENARIOS, canonical, golden

@@ -15,7 +15,7 @@ from msgspec import Raw
 
 from streambridge import translate
 from streambridge.codecs import get
-from streambridge.codecs.base import TRUNCATED_CODE
+from streambridge.codecs.terminals import TRUNCATED_CODE
 from streambridge.events import (
     Event,
     ReasoningDelta,

@@ -68,7 +68,7 @@ def test_every_row_is_exercised_by_a_golden(tag: str) -> None:
 
 
 def test_terminal_table_codes_are_the_codes_the_code_uses() -> None:
-    from streambridge.codecs.base import STATUS_CODES
+    from streambridge.codecs.terminals import STATUS_CODES
 
     section = DOC.split("## Terminals", 1)[1]
     for status, code in STATUS_CODES.items():

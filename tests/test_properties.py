@@ -17,7 +17,7 @@ from msgspec import Raw
 
 from streambridge import StreamError, translate
 from streambridge.codecs import get
-from streambridge.codecs.base import default_failure
+from streambridge.codecs.terminals import default_failure
 from streambridge.events import (
     EVENT_TYPES,
     DataPart,

@@ -55,8 +55,9 @@ import typer
 from msgspec import UNSET
 
 from ..codecs import Codec
-from ..codecs.base import Decoder, default_failure
+from ..codecs.decoder import Decoder
 from ..codecs.framing import DEFAULT_MAX_EVENT_SIZE, Framing, make_parser
+from ..codecs.terminals import default_failure
 from ..events import (
     Event,
     ReasoningDelta,

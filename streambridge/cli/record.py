@@ -21,7 +21,7 @@ import typer
 
 from .. import codecs
 from ..codecs import Codec
-from ..codecs.base import Decoder
+from ..codecs.decoder import Decoder
 from ..codecs.framing import Framing, detect_framing
 from ..events import Terminal
 from .common import (

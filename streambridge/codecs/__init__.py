@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from ..events import EVENT_TYPES
 from . import agentkit_http, nest_http, oma_http
 from .agentkit import AgentkitDecoder, AgentkitEncoder
-from .base import Decoder, Encoder, StreamError
+from .decoder import Decoder
+from .encoder import Encoder
+from .errors import StreamError
 from .framing import DEFAULT_MAX_EVENT_SIZE, Framing
 from .http import HttpSurface
 from .nest import NestDecoder, NestEncoder

@@ -44,25 +44,14 @@ from ..events import (
     ToolOutput,
     Usage,
 )
-from .base import (
-    Decoder,
-    Encoder,
-    FrameProblem,
-    as_received,
-    canonical_failure,
-    decode_envelope,
-    decode_known,
-    default_failure,
-    invented_call,
-    invented_start,
-    is_derived,
-    json_encode,
-    raw_str,
-    read_call,
-    splice_extra,
-    split_extra,
-)
+from .carrier import as_received
+from .decoder import Decoder
+from .encoder import Encoder
+from .errors import FrameProblem
 from .framing import Frame
+from .synthetic import invented_call, invented_start, is_derived, read_call
+from .terminals import canonical_failure, default_failure
+from .wire import decode_envelope, decode_known, json_encode, raw_str, splice_extra, split_extra
 
 _W = {"kw_only": True, "omit_defaults": True, "rename": "camel", "forbid_unknown_fields": True, "gc": False}
 DEFAULT_PROVIDER = "streambridge"

@@ -39,29 +39,15 @@ from ..events import (
     UiComponent,
     Usage,
 )
-from .base import (
-    DEFAULT_MESSAGES,
-    STATUS_CODES,
-    Decoder,
-    Encoder,
-    FrameProblem,
-    Payload,
-    as_received,
-    canonical_failure,
-    decode_envelope,
-    decode_known,
-    invented_call,
-    invented_start,
-    is_derived,
-    parse_arguments,
-    raw_str,
-    read_call,
-    splice_extra,
-    split_extra,
-    status_for_code,
-)
+from .carrier import Payload, as_received
+from .decoder import Decoder
+from .encoder import Encoder
+from .errors import FrameProblem
 from .framing import Frame
 from .nest_steps import STEP_STATE, StepJudge
+from .synthetic import invented_call, invented_start, is_derived, read_call
+from .terminals import DEFAULT_MESSAGES, STATUS_CODES, canonical_failure, status_for_code
+from .wire import decode_envelope, decode_known, parse_arguments, raw_str, splice_extra, split_extra
 
 _W = {"kw_only": True, "omit_defaults": True, "rename": "camel", "forbid_unknown_fields": True, "gc": False}
 

@@ -35,29 +35,24 @@ from ..events import (
     ToolOutput,
     Usage,
 )
-from .base import (
-    DEFAULT_MESSAGES,
-    STATUS_CODES,
-    Decoder,
-    Encoder,
-    FrameProblem,
-    TextPieces,
-    as_received,
-    canonical_failure,
+from .carrier import as_received
+from .decoder import Decoder
+from .encoder import Encoder
+from .errors import FrameProblem
+from .framing import Frame
+from .synthetic import invented_call, read_call
+from .terminals import DEFAULT_MESSAGES, STATUS_CODES, canonical_failure, default_failure, status_for_code
+from .textpath import TextPieces
+from .wire import (
     decode_envelope,
     decode_lenient,
-    default_failure,
-    invented_call,
     json_encode,
     parse_arguments,
     raw_str,
-    read_call,
     splice_extra,
     split_extra,
-    status_for_code,
     verbatim_members,
 )
-from .framing import Frame
 
 _W = {"kw_only": True, "omit_defaults": True, "forbid_unknown_fields": True, "gc": False}
 

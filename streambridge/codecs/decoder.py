@@ -1,0 +1,393 @@
+"""The decoder state machine every codec shares (sans-IO): wire bytes in, events out.
+
+``feed`` any chunking, ``close`` at end of input. It enforces one terminal (an error terminal
+for a truncated stream), fills the terminal's assembled text, and turns bad frames into
+:class:`~streambridge.events.Malformed` events (lenient) or raises
+:class:`~streambridge.codecs.errors.StreamError` (strict)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+import msgspec
+from msgspec import UNSET, Raw
+
+from ..events import (
+    DataPart,
+    Event,
+    Malformed,
+    RunStart,
+    Terminal,
+    TextDelta,
+    ToolCall,
+    ToolInputDelta,
+    ToolInputStart,
+    Verbatim,
+    decode_event,
+)
+from .carrier import carrier_decoder
+from .errors import FrameProblem, ProblemKind, StreamError, check_utf8
+from .framing import (
+    DEFAULT_MAX_EVENT_SIZE,
+    Frame,
+    Framing,
+    FramingDetector,
+    FramingError,
+    NDJSONParser,
+    SSEParser,
+    make_parser,
+)
+from .synthetic import announcement
+from .terminals import read_terminal, truncation_terminal
+from .textpath import TextPieces, append_deltas
+
+log = logging.getLogger("streambridge")
+
+
+class Decoder:
+    """Base of every codec decoder. Subclasses implement :meth:`_decode`.
+
+    ``framing`` None (the default) detects it from the first significant bytes (see
+    :func:`~streambridge.codecs.framing.detect_framing`; ``default_framing`` when the input
+    has none); once known, ``framing`` says it and decoding runs as if it had been given.
+    """
+
+    codec: ClassVar[str] = ""
+    default_framing: ClassVar[Framing] = "sse"
+    #: the protocol's own words, for messages: the member that names a frame's kind, the run
+    #: start and the terminal ("" where the protocol has no word of its own)
+    tag_field: ClassVar[str] = "type"
+    start_words: ClassVar[str] = ""
+    terminal_words: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        framing: Framing | None = None,
+        *,
+        strict: bool = False,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+    ) -> None:
+        self.framing: Framing | None = framing
+        self.strict = strict
+        self.max_event_size = max_event_size
+        self._parser: SSEParser | NDJSONParser | FramingDetector
+        if framing is None:
+            self._parser = FramingDetector(self.default_framing, max_event_size, self._detected)
+        else:
+            self._parser = make_parser(framing, max_event_size)
+        self._terminated = False
+        self._covering = 0
+        self._cover_next = 0
+        self._text: list[str] = []
+        self._after_terminal = 0
+        self._held: Event | None = None
+        self._begun = False  # an event went out (a bad frame before any waits in _early)
+        self._early: list[Event] = []
+        self._from_carrier = False
+        self._out: list[Event] = []
+        self._out_deltas: Callable[[list[str], bool, Sequence[bytes] | None], None] = lambda *run: None
+        #: the message id a text wire must carry to be primary text; None when every text wire
+        #: of the protocol is (agentkit: its primary message, once known)
+        self._text_owner: object = None
+        self._whole = False  # the carrier just read is a terminal whose answer came whole
+        self._calls: set[str] = set()  # tool calls announced so far
+        self._pieces = TextPieces(self._text)
+
+    # -- public API ---------------------------------------------------------------------
+
+    def feed(self, data: bytes, into: list[Event] | None = None) -> list[Event]:
+        """Decode a chunk; the events are appended to ``into`` (anything with ``append``, such as
+        an encoder's sink) or to a new list, which is returned."""
+        out: list[Event] = [] if into is None else into
+        self._out = out
+        self._out_deltas = getattr(out, "deltas", None) or functools.partial(append_deltas, out)
+        # Plain frames go straight to the codec's hot path while no carrier, held run start, bad
+        # first frame or terminal needs the full way; that cannot change while the parser hands
+        # them over.
+        hot = self._hot_decoder is not None and not (
+            self._covering or self._held is not None or self._early or self._terminated
+        )
+        self._parser.on_plain = self._take_run if hot else None
+        frames = self._parser.feed(data)
+        if self._parser.problems:
+            self._in_order(frames, out)
+        else:
+            for frame in frames:
+                self._frame(frame, out)
+        self._pieces.compact()
+        return out
+
+    def close(self, into: list[Event] | None = None) -> list[Event]:
+        """End of input: the rest, ending with a terminal (appended to ``into`` as in :meth:`feed`)."""
+        out: list[Event] = [] if into is None else into
+        self._parser.on_plain = None  # what remains takes the full way, into this call's list
+        self._in_order(self._parser.close(), out)
+        self._release(out)
+        self._finish(out)
+        if not self._terminated:
+            if self.strict:
+                self._no_terminal()
+            log.warning("%s: input ended without a terminal event", self.codec)
+            self._push(truncation_terminal(), out)
+        return out
+
+    def _no_terminal(self) -> None:
+        """Strict mode at the end of input without a terminal: where the terminal was due."""
+        parser = self._parser  # after close, the real parser (a detector has handed over)
+        frames, end = parser._index, parser.consumed  # type: ignore[union-attr]
+        after = f"after frame {frames}" if frames else "before any frame"
+        words = f" ({self.terminal_words})" if self.terminal_words else ""
+        expected = f"a terminal event before the end of input{words}; the input ended {after} without one"
+        raise StreamError(self.codec, frames + 1, end, expected, kind="truncated")
+
+    @property
+    def terminated(self) -> bool:
+        return self._terminated
+
+    @property
+    def ignored_after_terminal(self) -> int:
+        """Events that came after the terminal event (a protocol violation), logged and not passed on."""
+        return self._after_terminal
+
+    def _detected(self, framing: Framing, parser: SSEParser | NDJSONParser) -> None:
+        """The detector decided: its parser takes its place, so the hot path is as with a
+        framing given."""
+        self.framing = framing
+        self._parser = parser
+
+    # -- for subclasses -----------------------------------------------------------------
+
+    def _decode(self, frame: Frame) -> list[Event]:
+        raise NotImplementedError
+
+    #: the hot path's decoder of plain frames of known kinds (None where a codec has none), and
+    #: its text and reasoning delta wire types (whose ``text`` is the delta)
+    _hot_decoder: ClassVar[msgspec.json.Decoder | None] = None
+    _hot_text: ClassVar[type] = type(None)
+    _hot_reasoning: ClassVar[type] = type(None)
+
+    def _take_wire(self, wire: Any) -> Event | None:
+        """The hot path for one decoded ASCII frame that is not a primary delta: its event, or
+        None to send the frame the full way instead.
+
+        It must not take run starts, terminals or carriers (those need the full way), and what
+        it changes before declining must be safe to change again on the full way."""
+        return None
+
+    def _take_run(self, blocks: Sequence[bytes], skip: int, ids: Sequence[bytes] | None = None) -> int:
+        """The parser's hot path (see ``SSEParser.on_plain``): decode plain frames in order and
+        hand each run of primary text (or reasoning) deltas to the output in one call, which an
+        encoding sink writes without making an event per delta. ``ids`` (each frame's own
+        ``id: <digits>`` line) become the events' ``event_id``."""
+        decode = self._hot_decoder.decode  # type: ignore[union-attr]
+        text_type, reasoning_type = self._hot_text, self._hot_reasoning
+        owner = self._text_owner
+        run: list[str] = []
+        run_type: type | None = None
+        run_from = 0
+        taken = len(blocks)
+        for index, block in enumerate(blocks):
+            payload = block[skip:]
+            try:
+                wire = decode(payload)
+            except (msgspec.ValidationError, msgspec.DecodeError):
+                taken = index
+                break
+            t = type(wire)
+            if (t is text_type or t is reasoning_type) and (owner is None or wire.message_id == owner):
+                if t is not run_type:
+                    if run:
+                        self._take_deltas(run, run_type is reasoning_type, ids, run_from)
+                    run, run_type, run_from = [], t, index
+                run.append(wire.text)  # msgspec has checked its UTF-8
+                continue
+            if run:
+                self._take_deltas(run, run_type is reasoning_type, ids, run_from)
+                run, run_type = [], None
+            # raw JSON members are not UTF-8-checked by msgspec: the full way checks those
+            event = self._take_wire(wire) if payload.isascii() else None
+            if event is None:
+                taken = index
+                break
+            if ids is not None:
+                event.event_id = ids[index][4:].decode()  # an `id: <ASCII digits>` line
+            self._accept(event)
+            owner = self._text_owner
+        if run:
+            self._take_deltas(run, run_type is reasoning_type, ids, run_from)
+        if taken:
+            self._begun = True
+        return taken
+
+    def _accept(self, event: Event) -> None:
+        """A non-delta event from the hot path (a codec that settles events late sees it here)."""
+        if type(event) is ToolCall:
+            self._calls.add(event.call_id)
+        self._out.append(event)
+
+    #: the protocol cannot say a tool input start (its encoders invent none for input deltas
+    #: of an unannounced call): the decoder invents it, so every decoder says the same
+    _invents_input_start: ClassVar[bool] = True
+
+    def _take_deltas(self, texts: list[str], reasoning: bool, ids: Sequence[bytes] | None, start: int) -> None:
+        self._before_deltas(reasoning)
+        if not reasoning:
+            self._text.extend(texts)
+        if ids is None:
+            self._out_deltas(texts, reasoning, None)
+        else:
+            self._out_deltas(texts, reasoning, ids[start : start + len(texts)])
+
+    def _before_deltas(self, reasoning: bool) -> None:
+        """A run of primary deltas from the hot path is about to be passed on."""
+
+    def _finish(self, out: list[Event]) -> None:
+        """End of input: flush anything held back."""
+
+    def _carrier(self, body: bytes, frame: Frame) -> Event:
+        """Restore an event a streambridge encoder carried in this protocol's escape hatch."""
+        try:
+            carrier = carrier_decoder.decode(body)
+            event = decode_event(carrier.event)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise FrameProblem(f"a streambridge data part holding a valid event ({exc})") from None
+        self._cover_next = max(carrier.covers, 0)
+        self._from_carrier = True
+        self._whole = carrier.whole and type(event) is Terminal and isinstance(event.text, str)
+        return event
+
+    def _with_verbatim(self, events: list[Event], members: dict[str, Raw]) -> list[Event]:
+        """Attach a frame's members that hold unknown fields to the frame's event (its last)."""
+        if members and events:
+            events[-1].verbatim = Verbatim(origin=self.codec, members=members)
+        return events
+
+    def _unknown(self, name: str, frame: Frame, message_id: str | None = None) -> DataPart:
+        """An unknown kind: kept whole, verbatim."""
+        part = DataPart(name=name, origin=self.codec, data=Raw(frame.data))
+        if message_id is not None:
+            part.message_id = message_id
+        return part
+
+    def _push(self, event: Event, out: list[Event]) -> None:
+        if self._terminated:
+            self._after_terminal += 1
+            log.warning("%s: %s event after the terminal event ignored", self.codec, type(event).__name__)
+            return
+        kind = type(event)
+        self._begun = True
+        if self._early and kind is not RunStart:
+            self._flush_early(out)
+        if kind is TextDelta:
+            if event.message_id is UNSET:
+                self._text.append(event.text)  # type: ignore[attr-defined]
+        elif kind is ToolCall or kind is ToolInputStart:
+            self._calls.add(event.call_id)  # type: ignore[attr-defined]
+        elif kind is ToolInputDelta:
+            if self._invents_input_start and event.call_id not in self._calls:  # type: ignore[attr-defined]
+                self._calls.add(event.call_id)  # type: ignore[attr-defined]
+                out.append(announcement(ToolInputStart, event.call_id))  # type: ignore[attr-defined]
+        elif kind is Terminal:
+            read_terminal(event)  # type: ignore[arg-type]
+            self._terminated = True
+            if event.text is UNSET and event.message_id is UNSET:  # type: ignore[attr-defined]
+                event.text = self._pieces.text()  # type: ignore[attr-defined]
+        out.append(event)
+        if self._early:  # bad frames that came before the run start follow it
+            self._flush_early(out)
+
+    def _flush_early(self, out: list[Event]) -> None:
+        early, self._early = self._early, []
+        for bad in early:  # (``out`` may be an encoding sink: append only)
+            out.append(bad)
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _frame(self, frame: Frame, out: list[Event]) -> None:
+        if self._covering:
+            self._covering -= 1
+            with contextlib.suppress(FrameProblem):  # for the codec's state only: the carrier replaces it
+                self._decode(frame)
+            self._cover_next = 0  # a carrier among covered frames covers nothing more
+            return
+        self._from_carrier = False
+        if self._terminated:
+            self._trailing(frame)
+            return
+        try:
+            if not frame.data.isascii():
+                check_utf8(frame.data)
+            events = self._decode(frame)
+        except FrameProblem as exc:
+            self._release(out)
+            self._bad_frame(frame, str(exc), out, exc.kind)
+            return
+        if self._whole:  # a carried terminal whose answer came whole: the delta it was made from
+            self._whole = False
+            events.insert(0, TextDelta(text=events[0].text, synthetic=True))  # type: ignore[attr-defined]
+        if frame.own_id and frame.last_id:
+            for event in events:
+                if event.event_id is UNSET:  # an NDJSON-carried event brings its own
+                    event.event_id = frame.last_id
+        if self._cover_next:
+            self._covering, self._cover_next = self._cover_next, 0
+        if self._held is not None:
+            if self._from_carrier and events and type(events[0]) is RunStart:
+                if events[0].event_id is UNSET:  # its id stood on the native frame
+                    events[0].event_id = self._held.event_id
+                self._held = None  # a carried run start amends the native one before it
+            else:
+                self._release(out)
+        if events and type(events[-1]) is RunStart and not self._from_carrier:
+            self._held = events.pop()  # held until the next frame: a carrier may amend it
+        for event in events:
+            self._push(event, out)
+
+    def _trailing(self, frame: Frame) -> None:
+        """A frame after the terminal: never decoded, only counted (strict: an error). An
+        OpenAI-style ``[DONE]`` sentinel after it is what such upstreams write: not even a warning."""
+        self._after_terminal += 1
+        if self.strict:
+            expected = "nothing after the terminal event; this frame follows it"
+            raise StreamError(self.codec, frame.index, frame.offset, expected, frame.data, "after-terminal")
+        level = logging.DEBUG if frame.data.strip() == b"[DONE]" else logging.WARNING
+        log.log(
+            level, "%s: frame %d at byte %d after the terminal event ignored", self.codec, frame.index, frame.offset
+        )
+
+    def _release(self, out: list[Event]) -> None:
+        if self._held is not None:
+            held, self._held = self._held, None
+            self._push(held, out)
+
+    def _bad_frame(self, frame: Frame, expected: str, out: list[Event], kind: ProblemKind = "malformed") -> None:
+        if self.strict:
+            raise StreamError(self.codec, frame.index, frame.offset, expected, frame.data, kind)
+        text = frame.data.decode("utf-8", "replace")
+        where = {"codec": self.codec, "frame": frame.index, "offset": frame.offset, "expected": expected, "kind": kind}
+        log.warning("%(codec)s: frame %(frame)d at byte %(offset)d: expected %(expected)s", where)
+        bad = Malformed(raw=text, error=f"expected {expected}", frame=frame.index, offset=frame.offset)
+        if self._begun:
+            self._push(bad, out)
+        else:  # before anything else: it waits for the next event, so a run start comes first
+            self._early.append(bad)
+
+    def _in_order(self, frames: list[Frame], out: list[Event]) -> None:
+        """Frames and the framing problems among them (frames the parser could not deliver),
+        in stream order: by frame number, however the input was chunked."""
+        problems = self._parser.problems
+        for frame in frames:
+            while problems and problems[0].index < frame.index:
+                self._framing_problem(problems.pop(0), out)
+            self._frame(frame, out)
+        while problems:
+            self._framing_problem(problems.pop(0), out)
+
+    def _framing_problem(self, problem: FramingError, out: list[Event]) -> None:
+        self._release(out)  # no carrier amends a held run start: this frame is none
+        frame = Frame(problem.raw, index=problem.index, offset=problem.offset)
+        self._bad_frame(frame, str(problem), out, problem.kind)  # type: ignore[arg-type]

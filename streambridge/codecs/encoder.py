@@ -1,0 +1,336 @@
+"""The encoder state machine every codec shares (sans-IO): events in, bytes out.
+
+It writes its protocol's preamble, nothing after the terminal, and a terminal on ``close`` if
+none came. When its protocol cannot say all of an event it writes a carrier (carrier.py)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from typing import ClassVar
+
+import msgspec
+from msgspec import UNSET
+
+from ..events import (
+    Event,
+    RunStart,
+    Terminal,
+    TextDelta,
+    ToolCall,
+    ToolInputDelta,
+    ToolInputStart,
+)
+from .carrier import BARE_STRUCTURE, NEEDS_CARE, Payload, carrier_body, carrier_name, is_id_line, verbatim_payloads
+from .decoder import Decoder
+from .framing import (
+    Framing,
+    ndjson_frame,
+    sse_frame,
+)
+from .synthetic import announcement, derived_id, invented_call
+from .terminals import truncation_terminal, wire_terminal
+from .textpath import TextPieces, append_deltas
+from .wire import json_encode
+
+log = logging.getLogger("streambridge")
+
+
+class EncodingSink:
+    """A list-like target for a decoder that encodes every event as it is appended, so a
+    translation needs no intermediate event list (the decoder appends, the encoder writes)."""
+
+    __slots__ = ("_encoder", "count", "parts", "terminal")
+
+    def __init__(self, encoder: Encoder, parts: list[bytes]) -> None:
+        self._encoder = encoder
+        self.parts = parts
+        self.count = 0
+        self.terminal: Terminal | None = None
+
+    def deltas(self, texts: list[str], reasoning: bool = False, ids: Sequence[bytes] | None = None) -> None:
+        """A run of plain text (or reasoning) deltas of the primary message, written without
+        making events when the encoder can write them as they stand (the hot path of every
+        translation: deltas are nearly all of a stream). ``ids`` are the frames' own
+        ``id: <digits>`` lines, written back before each delta's frame in SSE output."""
+        encoder = self._encoder
+        if not encoder._text_ready or (ids is not None and not encoder._sse):
+            append_deltas(self, texts, reasoning, ids)  # type: ignore[arg-type]
+            return
+        if encoder._owed:
+            encoder._pay(self.parts)
+        # writing plain deltas changes no encoder state, so the whole run is one join
+        self.count += len(texts)
+        if reasoning:
+            head = encoder._reasoning_head
+        else:
+            head = encoder._text_head
+            if encoder._own_text:
+                encoder._text.extend(texts)
+        tail = encoder._text_tail
+        if ids is not None:  # numbered frames: each delta's frame after its own id line
+            self.parts.append(
+                b"".join([line + b"\n" + head + json_encode(t) + tail for t, line in zip(texts, ids, strict=True)])
+            )
+        elif len(texts) == 1:  # a chunk of one frame, as a live upstream writes them
+            self.parts.append(head + json_encode(texts[0]) + tail)
+        else:
+            self.parts.append(head + (tail + head).join(map(json_encode, texts)) + tail)
+
+    def append(self, event: Event) -> None:
+        self.count += 1
+        encoder = self._encoder
+        if type(event) is TextDelta and encoder._started and not encoder._terminated:
+            frame = encoder._fast_text(event)
+            if frame is not None:
+                if encoder._owed:
+                    encoder._pay(self.parts)
+                if event.message_id is UNSET and encoder._own_text:
+                    encoder._text.append(event.text)
+                self.parts.append(frame)
+                return
+        elif type(event) is Terminal and self.terminal is None:
+            self.terminal = event
+        encoder._event(event, self.parts)
+
+
+class Encoder:
+    """Base of every codec encoder. Subclasses implement :meth:`_handle` and :meth:`_carrier_payload`."""
+
+    codec: ClassVar[str] = ""
+    default_framing: ClassVar[Framing] = "sse"
+
+    def __init__(self, framing: Framing | None = None) -> None:
+        self.framing: Framing = framing or self.default_framing
+        self._frame = sse_frame if self.framing == "sse" else ndjson_frame
+        self._sse = self.framing == "sse"
+        self._head, self._tail = (b"data: ", b"\n\n") if self._sse else (b"", b"\n")
+        self._started = False
+        self._terminated = False
+        self._first: Event | None = None
+        self._text: list[str] = []
+        self._pieces = TextPieces(self._text)
+        self._own_text = True
+        self._announced: set[str] = set()
+        self._bare_carriers: dict[tuple[type, bool, int], bytes] = {}
+        self._whole_text: list[Event] = []  # text a decoder made from its source's terminal
+        self._covered: list[bytes] = []  # the frames of that text, rendered by the terminal
+        self.dropped = 0
+        #: a plain primary text delta can be written from ``_text_head`` + JSON + ``_text_tail``,
+        #: a plain primary reasoning delta from ``_reasoning_head`` + JSON + ``_text_tail``
+        self._text_ready = False
+        #: frames held back that plain text must be preceded by (see :meth:`_pay`)
+        self._owed = False
+        self._text_head = b""
+        self._reasoning_head = b""
+        self._text_tail = b""
+
+    # -- public API ---------------------------------------------------------------------
+
+    def sink(self, parts: list[bytes]) -> EncodingSink:
+        """Something to decode into: each appended event is encoded at once, into ``parts``."""
+        return EncodingSink(self, parts)
+
+    def encode(self, events: Iterable[Event]) -> bytes:
+        """Translate a batch of events (everything one received chunk held) into one write."""
+        parts: list[bytes] = []
+        append = self.sink(parts).append
+        for event in events:
+            append(event)
+        self._pieces.compact()
+        return b"".join(parts)
+
+    def compact(self) -> None:
+        """Keep the collected answer text small (see :class:`TextPieces`); called per batch."""
+        self._pieces.compact()
+
+    def share_text(self, decoder: Decoder) -> None:
+        """Use the decoder's collected text instead of collecting it again: valid only when
+        every event reaches this encoder as soon as the decoder has it (a Translator's sink)."""
+        self._text = decoder._text
+        self._pieces = decoder._pieces
+        self._own_text = False
+
+    def close(self) -> bytes:
+        """End of output: guarantees exactly one terminal in the stream."""
+        parts: list[bytes] = []
+        if not self._terminated:
+            self._event(truncation_terminal(), parts)
+        return b"".join(parts)
+
+    @property
+    def terminated(self) -> bool:
+        return self._terminated
+
+    # -- for subclasses -----------------------------------------------------------------
+
+    #: the terminal says the whole answer itself (agentkit's ``result.text``), so text that a
+    #: decoder made from a terminal needs no frames of its own
+    _terminal_says_text: ClassVar[bool] = False
+    #: the protocol streams tool input after a start of its own (nest); where it does not, a
+    #: carried input delta needs no invented start (its call is announced before its outcome)
+    _says_input_start: ClassVar[bool] = False
+
+    def _begin(self, event: Event, parts: list[bytes]) -> None:
+        """Write the protocol's preamble before the first event."""
+
+    def _fast_text(self, event: TextDelta) -> bytes | None:
+        """The framed bytes of a text delta that needs nothing else; ``None`` otherwise."""
+        if (
+            self._text_ready
+            and event.message_id is UNSET
+            and not event.synthetic
+            and event.part_id is UNSET
+            and event.extra is UNSET
+            and event.verbatim is UNSET
+            and event.event_id is UNSET
+        ):
+            return self._text_head + json_encode(event.text) + self._text_tail
+        return None
+
+    def _plain_text_ok(self) -> bool:
+        """Whether the protocol's state lets a plain text delta be written as it stands."""
+        return bool(self._text_head)
+
+    def _pay(self, parts: list[bytes]) -> None:
+        """Write what ``_owed`` says must come before plain text written on the fast path."""
+        self._owed = False
+
+    def _handle(self, event: Event, parts: list[bytes]) -> None:
+        raise NotImplementedError
+
+    def _carrier_payload(self, event: Event, name: bytes, body: bytes) -> bytes:
+        """The protocol's data part around a carrier's ``name`` (JSON) and ``body`` (the
+        members from :func:`carrier_body`)."""
+        raise NotImplementedError
+
+    def _put(self, parts: list[bytes], event: Event, payloads: list[Payload], native: bool) -> None:
+        """Frame an event's payloads, with a carrier when they do not say all of it.
+
+        The carrier goes before the frames it covers, except for a run start: a protocol's
+        first frame must stay first, so its carrier follows and amends it (covers 0). Members
+        this codec decoded with unknown fields inside go back as they came; another codec's
+        such members make a carrier.
+        """
+        if event.verbatim is not UNSET:
+            if event.verbatim.origin == self.codec:
+                payloads = verbatim_payloads(payloads, event.verbatim.members)
+            else:
+                native = False
+        line_id = ""  # the event's SSE id, written on its first frame
+        if event.event_id is not UNSET:
+            if self._sse and is_id_line(event.event_id):
+                line_id = event.event_id
+            else:
+                native = False  # NDJSON has no id line: the carrier keeps the id
+        amend = type(event) is RunStart
+        covered: list[bytes] = []
+        if self._covered and type(event) is Terminal:
+            covered, self._covered = self._covered, []
+            native = False  # its text came whole: its carrier renders that text's frames too
+        if not native and not amend:
+            parts.append(self._carry(event, len(covered) + len(payloads), line_id, whole=bool(covered)))
+            parts.extend(covered)
+            line_id = ""
+        frame_id = "" if amend and not native else line_id  # an amending carrier says the id
+        for payload in payloads:
+            if type(payload) is tuple:
+                parts.append(self._emit(payload[1], payload[0], frame_id))
+            else:
+                parts.append(self._emit(payload, "", frame_id))  # type: ignore[arg-type]
+            frame_id = ""
+        if not native and amend:
+            parts.append(self._carry(event, 0, line_id))
+
+    def _emit(self, payload: bytes, name: str, event_id: str = "") -> bytes:
+        """One framed frame, after its ``id:`` line when it has an id (nest numbers here)."""
+        if not name and not event_id and self._sse and b"\n" not in payload and b"\r" not in payload:
+            return b"data: " + payload + b"\n\n"
+        return self._frame(payload, name, event_id)
+
+    def _carry(self, event: Event, covers: int = 0, line_id: str = "", *, whole: bool = False) -> bytes:
+        """The framed carrier of an event, with the event's id on its ``id:`` line when it has
+        one (else in its body). Those of bare step brackets, the most frequent carriers, are
+        made once per encoder."""
+        template = BARE_STRUCTURE.get((type(event), event.synthetic))
+        if template is None or event != template:
+            body = carrier_body(event, covers, keep_id=not line_id, whole=whole)
+            return self._emit(self._carrier_payload(event, carrier_name(event), body), "", line_id)
+        key = (type(event), event.synthetic, covers)
+        payload = self._bare_carriers.get(key)
+        if payload is None:
+            payload = self._carrier_payload(event, carrier_name(event), carrier_body(event, covers))
+            self._bare_carriers[key] = payload
+        return self._emit(payload, "", "")
+
+    def _announce(self, call_id: str, parts: list[bytes]) -> None:
+        """Every protocol needs a tool call announced before its outcome: invent one if missing."""
+        if call_id not in self._announced:
+            self._announced.add(call_id)
+            self._handle(announcement(ToolCall, call_id), parts)
+
+    def _derived(self, prefix: str) -> str:
+        return derived_id(prefix, self._first) if self._first is not None else prefix + "0"
+
+    def _assembled(self) -> str:
+        return self._pieces.text()
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _write_whole_text(self, parts: list[bytes], *, for_terminal: bool) -> None:
+        """Text a decoder made from its source's terminal (agentkit's non-streaming answer):
+        written as plain text frames that the terminal's carrier covers, so the terminal comes
+        back as it was and no carrier describes the synthetic text. (Should anything else
+        follow such text, it is written as it is.)"""
+        held, self._whole_text = self._whole_text, []
+        if not for_terminal:
+            for delta in held:
+                self._handle(delta, parts)
+            return
+        frames: list[bytes] = []
+        for delta in held:
+            self._handle(msgspec.structs.replace(delta, synthetic=False), frames)
+        self._covered = frames
+
+    def _event(self, event: Event, parts: list[bytes]) -> None:
+        if self._terminated:
+            self.dropped += 1
+            log.warning("%s: %s after the terminal event not written", self.codec, type(event).__name__)
+            return
+        if not self._started:
+            self._started = True
+            self._first = event
+            self._begin(event, parts)
+        t = type(event)
+        if t in NEEDS_CARE:
+            if t is TextDelta:
+                if event.message_id is UNSET and self._own_text:
+                    self._text.append(event.text)  # type: ignore[attr-defined]
+            elif t is Terminal:
+                if event.text is UNSET and event.message_id is UNSET:  # type: ignore[attr-defined]
+                    event = msgspec.structs.replace(event, text=self._assembled())  # as every decoder fills it
+                event = wire_terminal(event)  # type: ignore[arg-type]
+            elif t is ToolInputDelta:
+                if event.call_id not in self._announced and self._says_input_start:  # type: ignore[attr-defined]
+                    self._announced.add(event.call_id)  # type: ignore[attr-defined]
+                    self._handle(announcement(ToolInputStart, event.call_id), parts)  # type: ignore[attr-defined]
+            else:  # a tool outcome
+                self._announce(event.call_id, parts)  # type: ignore[attr-defined]
+        if t is ToolInputStart and not self._says_input_start and invented_call(event):
+            return  # invented for an input delta: this protocol's decoder invents it again
+        if t is ToolCall and event.call_id in self._announced and invented_call(event):  # type: ignore[attr-defined]
+            return  # an invented announcement of a call this output announced already
+        if t is TextDelta and event.synthetic and event.message_id is UNSET and not self._terminal_says_text:
+            self._whole_text.append(event)  # made from the source's terminal, which follows
+            self._text_ready = False
+            return
+        if self._whole_text:
+            self._write_whole_text(parts, for_terminal=t is Terminal)
+        self._handle(event, parts)
+        if t is ToolCall or t is ToolInputStart:
+            self._announced.add(event.call_id)  # type: ignore[attr-defined]
+        elif t is Terminal:
+            self._terminated = True
+            self._text_ready = False
+            return
+        self._text_ready = self._plain_text_ok()

@@ -64,7 +64,7 @@ def _protocol_keys() -> tuple[str, ...]:
     these, so payloads a codec looks into (oma's ``done`` data, ``errorInfo``) sometimes say
     things it reads."""
     keys: set[str] = set()
-    for module in (agentkit, nest, oma, carrier):
+    for module in (agentkit.wire, nest.wire, oma.wire, carrier):
         for obj in vars(module).values():
             if isinstance(obj, type) and issubclass(obj, msgspec.Struct) and obj.__module__ == module.__name__:
                 keys.update(f.encode_name for f in msgspec.structs.fields(obj))

@@ -20,7 +20,7 @@ from ..events import (
     ToolOutput,
     encode_event,
 )
-from .wire import envelope_decoder, json_encode
+from .envelope import envelope_decoder, json_encode
 
 #: what an encoder hands to ``_put``: an unnamed frame's payload, or ``(event name, payload)``.
 Payload = bytes | tuple[str, bytes]

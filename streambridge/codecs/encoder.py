@@ -23,6 +23,7 @@ from ..events import (
 )
 from .carrier import BARE_STRUCTURE, NEEDS_CARE, Payload, carrier_body, carrier_name, is_id_line, verbatim_payloads
 from .decoder import Decoder
+from .envelope import json_encode
 from .framing import (
     Framing,
     ndjson_frame,
@@ -31,7 +32,6 @@ from .framing import (
 from .synthetic import announcement, derived_id, invented_call
 from .terminals import truncation_terminal, wire_terminal
 from .textpath import TextPieces, append_deltas
-from .wire import json_encode
 
 log = logging.getLogger("streambridge")
 

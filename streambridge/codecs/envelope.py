@@ -1,4 +1,4 @@
-"""JSON helpers for wire shapes: envelopes with unknown members, tool arguments, lenient decoding
+"""JSON envelopes of wire shapes: envelopes with unknown members, tool arguments, lenient decoding
 of known shapes, and the encoder every codec writes JSON with."""
 
 from __future__ import annotations

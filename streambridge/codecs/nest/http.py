@@ -10,8 +10,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from msgspec import UNSET, Struct, UnsetType
 
-from .http import HttpSurface, Runs, join_url
-from .requests import (
+from ..http import HttpSurface, Runs, join_url
+from ..requests import (
     WIRE,
     Attachment,
     BadRequest,

@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 from msgspec import UNSET, Struct, UnsetType
 
-from .http import HttpSurface
-from .requests import (
+from ..http import HttpSurface
+from ..requests import (
     WIRE,
     Attachment,
     ChatRequest,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Generic, TypeVar
 
-from ..events import ReasoningDelta, StepFinish, StepStart, TextDelta, ToolCall, ToolInputStart
+from ...events import ReasoningDelta, StepFinish, StepStart, TextDelta, ToolCall, ToolInputStart
 
 __all__ = ["OPENS_STEP", "STEP_STATE", "StepJudge"]
 

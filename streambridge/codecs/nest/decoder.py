@@ -1,0 +1,320 @@
+"""nest's decoder: wire bytes in, events out."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+from msgspec import UNSET, Raw, UnsetType
+
+from ...events import (
+    DataPart,
+    Elicitation,
+    Event,
+    Failure,
+    MessageMetadata,
+    Queue,
+    ReasoningDelta,
+    RunStart,
+    StepFinish,
+    StepStart,
+    Terminal,
+    TextDelta,
+    Title,
+    ToolApprovalRequest,
+    ToolApprovalSettled,
+    ToolCall,
+    ToolDenied,
+    ToolError,
+    ToolInputDelta,
+    ToolInputStart,
+    ToolOutput,
+    UiComponent,
+    Usage,
+)
+from ..decoder import Decoder
+from ..envelope import decode_envelope, decode_known, raw_str, splice_extra, split_extra
+from ..errors import FrameProblem
+from ..framing import Frame
+from ..synthetic import is_derived, read_call
+from ..terminals import canonical_failure, status_for_code
+from .steps import STEP_STATE, StepJudge
+from .wire import (
+    _K,
+    REJECTED,
+    ApprovalRequestedW,
+    ApprovalSettledW,
+    CancelledW,
+    ElicitationW,
+    ErrorW,
+    MessageMetadataW,
+    MetaW,
+    NdjsonNamed,
+    NestFrame,
+    NestUsage,
+    QueueW,
+    ReasoningW,
+    StepFinishW,
+    StepStartW,
+    TextW,
+    TitleW,
+    ToolInputAvailableW,
+    ToolInputDeltaW,
+    ToolInputStartW,
+    ToolOutputDeniedW,
+    ToolOutputErrorW,
+    ToolOutputW,
+    UiW,
+    bare,
+)
+
+_KINDS: dict[str, type[_K]] = {c.__struct_config__.tag: c for c in NestFrame.__args__}
+_FIELDS: dict[str, frozenset[str]] = {
+    kind: frozenset(("kind", *cls.__struct_encode_fields__)) for kind, cls in _KINDS.items()
+}
+_frame_decoder = msgspec.json.Decoder(NestFrame)
+_meta_decoder = msgspec.json.Decoder(MetaW)
+_error_decoder = msgspec.json.Decoder(ErrorW)
+_NAMED_NDJSON = b'{"event":"'
+
+
+_named_decoder = msgspec.json.Decoder(NdjsonNamed)
+
+
+def _usage_in(u: NestUsage | UnsetType) -> Usage | UnsetType:
+    if u is UNSET:
+        return UNSET
+    return Usage(
+        input_tokens=u.input_tokens,
+        output_tokens=u.output_tokens,
+        cache_write_tokens=u.cache_write_tokens,
+        cache_read_tokens=u.cache_read_tokens,
+        reasoning_tokens=u.reasoning_tokens,
+    )
+
+
+class NestDecoder(Decoder):
+    """Reads the bare step brackets a nest encoder writes by itself as synthetic (see
+    :mod:`.steps`); such a bracket waits for the event after it. A carried bracket is
+    what its carrier says."""
+
+    codec = "nest"
+    tag_field = "kind"
+    start_words = "event: meta"
+    terminal_words = "event: done or event: error"
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._cancelled = False
+        self._cancelled_id: str | UnsetType = UNSET
+        self._steps: StepJudge[Event] = StepJudge()
+
+    _hot_decoder = _frame_decoder  # a data frame of a known kind with no unknown fields
+    _invents_input_start = False  # nest says tool-input-start
+    _hot_text = TextW
+    _hot_reasoning = ReasoningW
+
+    def _take_wire(self, w: _K) -> Event | None:
+        events = self._event(w, UNSET)
+        return events[0] if len(events) == 1 else None
+
+    # -- implied step brackets -------------------------------------------------------------
+
+    def _push(self, event: Event, out: list[Event]) -> None:
+        self._deliver(event, out, carried=self._from_carrier)
+
+    def _accept(self, event: Event) -> None:
+        t = type(event)
+        steps = self._steps
+        if steps.pending or t is StepStart or t is StepFinish:
+            self._deliver(event, self._out, carried=False)
+            return
+        if t in STEP_STATE:  # a tool call (never a terminal or primary text on this path)
+            steps.follow(t)
+        self._out.append(event)
+
+    def _deliver(self, event: Event, out: list[Event], *, carried: bool) -> None:
+        t = type(event)
+        steps = self._steps
+        if (t is StepStart or t is StepFinish) and not carried and bare(event) and steps.holds(t):
+            steps.hold(t, event)
+            return
+        if steps.pending:
+            self._settle(t, out)
+        steps.follow(t)
+        super()._push(event, out)
+
+    def _before_deltas(self, reasoning: bool) -> None:
+        t = ReasoningDelta if reasoning else TextDelta
+        if self._steps.pending:
+            self._settle(t, self._out)
+        self._steps.follow(t)
+
+    def _settle(self, following: type | None, out: list[Event]) -> None:
+        for _, bracket, implied in self._steps.settle(following):
+            bracket.synthetic = implied
+            super()._push(bracket, out)
+
+    def _decode(self, frame: Frame) -> list[Event]:
+        data = frame.data
+        event_name = frame.event
+        if self.framing == "ndjson" and data.startswith(_NAMED_NDJSON):
+            try:
+                named = _named_decoder.decode(data)
+                event_name, data = named.event, bytes(named.data)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                pass
+        if event_name == "meta":
+            return [self._decode_meta(data)]
+        events = self._decode_body(event_name, data, frame)
+        if not events and self._cancelled and frame.own_id:
+            self._cancelled_id = frame.last_id
+        return events
+
+    def _finish(self, out: list[Event]) -> None:
+        if self._steps.pending:
+            self._settle(None, out)
+        if self._cancelled and not self.terminated:
+            self._push(Terminal(status="cancelled", synthetic=True), out)
+
+    def _decode_meta(self, data: bytes) -> RunStart:
+        try:
+            meta = _meta_decoder.decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise FrameProblem(f"a meta payload {{runId, threadId}} ({exc})") from None
+        thread = meta.thread_id
+        if thread is UNSET:  # a re-attach (GET …/chat/:runId/stream) names no thread
+            return RunStart(run_id=meta.run_id, resumed=True)
+        if meta.run_id is not UNSET and thread == "thr-" + meta.run_id:
+            # the thread id this encoder derives for a run without one; with a derived run id,
+            # the run start was invented for a source that had none
+            return RunStart(run_id=meta.run_id, synthetic=is_derived("run-", meta.run_id))
+        return RunStart(run_id=meta.run_id, thread_id=thread)
+
+    def _decode_body(self, event_name: str, data: bytes, frame: Frame) -> list[Event]:
+        if event_name == "done":
+            if not self._cancelled:
+                return [Terminal(status="succeeded")]
+            self._cancelled = False  # the terminal's id stood on its cancelled frame
+            return [Terminal(status="cancelled", event_id=self._cancelled_id)]
+        if event_name == "error":
+            return [self._error_terminal(data)]
+        try:
+            wire = _frame_decoder.decode(data)
+        except msgspec.ValidationError:
+            return self._slow(data, frame)
+        except msgspec.DecodeError as exc:
+            raise FrameProblem(f"a JSON object with a string kind ({exc})") from None
+        return self._event(wire, UNSET)
+
+    def _error_terminal(self, data: bytes) -> Terminal:
+        try:
+            err = _error_decoder.decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            envelope = decode_envelope(data, Frame(data))
+            code = raw_str(envelope.get("code")) or "run_failed"
+            message = raw_str(envelope.get("message")) or data.decode("utf-8", "replace")
+            err = ErrorW(code=code, message=message)
+        status = status_for_code(err.code)
+        failure = Failure(status=status, message=err.message, code=err.code)
+        return Terminal(status=status, failure=canonical_failure(status, failure))
+
+    def _slow(self, data: bytes, frame: Frame) -> list[Event]:
+        """Unknown kinds, unknown fields, carriers, or invalid values."""
+        envelope = decode_envelope(data, frame)
+        kind = raw_str(envelope.get("kind"))
+        if kind is None:
+            return [self._unknown("", frame)]
+        if kind in _KINDS:
+            known, extra = split_extra(envelope, _FIELDS[kind])
+            wire, verbatim = decode_known(_KINDS[kind], known, kind)
+            return self._with_verbatim(self._event(wire, extra or UNSET), verbatim)
+        if kind.startswith("data-") and "event" in envelope:
+            return [self._carrier(data, frame)]
+        return [self._unknown(kind, frame)]
+
+    # ``w`` is Any: each branch below knows its type from ``type(w)`` (mypy cannot narrow by it)
+    def _event(self, w: Any, extra: dict[str, Raw] | UnsetType) -> list[Event]:
+        t = type(w)
+        e: Event
+        if t is TextW:  # the most frequent kinds first
+            e = TextDelta(text=w.text)
+        elif t is ReasoningW:
+            e = ReasoningDelta(text=w.text)
+        elif t is ToolInputDeltaW:
+            e = ToolInputDelta(call_id=w.id, delta=w.delta)
+        elif t is StepStartW:
+            e = StepStart()
+        elif t is StepFinishW:
+            e = StepFinish(usage=_usage_in(w.usage), cost_usd=w.cost_usd, reasoning_ms=w.reasoning_ms, model=w.model)
+        elif t is ToolInputAvailableW:
+            e = read_call(
+                ToolCall(
+                    call_id=w.id, name=w.name, input=w.input, tool_kind=_kind_in(w.tool_kind), parent_id=w.parent_id
+                )
+            )
+        elif t is ToolOutputW:
+            e = ToolOutput(call_id=w.id, output=w.output)
+        elif t is ToolInputStartW:
+            e = read_call(
+                ToolInputStart(call_id=w.id, name=w.name, tool_kind=_kind_in(w.tool_kind), parent_id=w.parent_id)
+            )
+        elif t is ToolOutputErrorW:
+            # the published server's form of a person's rejection is this literal error
+            e = ToolDenied(call_id=w.id) if w.error == REJECTED else ToolError(call_id=w.id, error=w.error)
+        elif t is ToolOutputDeniedW:
+            e = ToolDenied(call_id=w.id, reason=w.reason)
+        elif t is ApprovalRequestedW:
+            e = ToolApprovalRequest(
+                call_id=w.id,
+                approver=w.approver,
+                expires_at=w.expires_at,
+                reason=w.reason,
+                confirmation=w.confirmation,
+                target=w.target,
+            )
+        elif t is ApprovalSettledW:
+            e = ToolApprovalSettled(
+                call_id=w.id,
+                status=w.status,
+                approver=w.approver,
+                decided_by=w.decided_by,
+                decided_via=w.decided_via,
+                remember=w.remember,
+                reason=w.reason,
+            )
+        elif t is UiW:
+            e = UiComponent(
+                ui_id=w.id,
+                component=w.component,
+                props=w.props,
+                version=w.version,
+                tool_call_id=w.tool_call_id,
+                fallback_text=w.fallback_text,
+                component_versions=w.component_versions,
+                partial=w.partial,
+            )
+        elif t is ElicitationW:
+            e = Elicitation(call_id=w.id, request=w.request)
+        elif t is TitleW:
+            e = Title(title=w.title)
+        elif t is MessageMetadataW:
+            e = MessageMetadata(metadata=w.metadata)
+        elif t is QueueW:
+            e = Queue(queue=w.queue, started=w.started)
+        elif t is CancelledW:
+            self._cancelled = True
+            if extra is UNSET:
+                return []
+            e = DataPart(name="cancelled", origin="nest", data=Raw(splice_extra(b'{"kind":"cancelled"}', extra)))
+            return [e]
+        else:  # pragma: no cover - the union is closed
+            raise FrameProblem(f"a known kind, not {t.__name__}")
+        if extra is not UNSET:
+            e.extra = extra
+        return [e]
+
+
+def _kind_in(kind: str) -> Literal["action"] | UnsetType:
+    """``read`` is nest's default tool kind, so it decodes to UNSET (canonical form)."""
+    return "action" if kind == "action" else UNSET

@@ -239,8 +239,7 @@ def test_the_hot_path_decodes_what_the_full_path_decodes(
         n = groups[k % len(groups)]
         chunks.append(b"".join(frames[i : i + n]))
         i, k = i + n, k + 1
-    full = get(codec).decoder(framing)  # type: ignore[arg-type]
-    full._hot_decoder = None  # every frame the full way
+    full = get(codec).decoder(framing, hot_path=False)  # type: ignore[arg-type]  # every frame the full way
     expected = full.feed(data) + full.close()
     hot = get(codec).decoder(framing)  # type: ignore[arg-type]
     out: list = []

@@ -46,10 +46,16 @@ class Codec:
     )
 
     def decoder(
-        self, framing: Framing | None = None, *, strict: bool = False, max_event_size: int = DEFAULT_MAX_EVENT_SIZE
+        self,
+        framing: Framing | None = None,
+        *,
+        strict: bool = False,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        hot_path: bool = True,
     ) -> Decoder:
-        """A decoder; with no ``framing`` it detects SSE or NDJSON from the input's first bytes."""
-        return self.decoder_class(framing, strict=strict, max_event_size=max_event_size)
+        """A decoder; with no ``framing`` it detects SSE or NDJSON from the input's first bytes.
+        ``hot_path=False`` sends every frame the full way (tests compare the two)."""
+        return self.decoder_class(framing, strict=strict, max_event_size=max_event_size, hot_path=hot_path)
 
     def encoder(self, framing: Framing | None = None, **options: object) -> Encoder:
         return self.encoder_class(framing or self.default_framing, **options)

@@ -70,6 +70,7 @@ class Decoder:
         *,
         strict: bool = False,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        hot_path: bool = True,
     ) -> None:
         self.framing: Framing | None = framing
         self.strict = strict
@@ -96,6 +97,11 @@ class Decoder:
         self._whole = False  # the carrier just read is a terminal whose answer came whole
         self._calls: set[str] = set()  # tool calls announced so far
         self._pieces = TextPieces(self._text)
+        #: frames of known kinds may take the codec's hot path (off: every frame the full way,
+        #: for tests that compare the two)
+        self._hot = hot_path and self._hot_decoder is not None
+        #: frames the hot path took so far
+        self.hot_frames = 0
 
     # -- public API ---------------------------------------------------------------------
 
@@ -108,9 +114,7 @@ class Decoder:
         # Plain frames go straight to the codec's hot path while no carrier, held run start, bad
         # first frame or terminal needs the full way; that cannot change while the parser hands
         # them over.
-        hot = self._hot_decoder is not None and not (
-            self._covering or self._held is not None or self._early or self._terminated
-        )
+        hot = self._hot and not (self._covering or self._held is not None or self._early or self._terminated)
         self._parser.on_plain = self._take_run if hot else None
         frames = self._parser.feed(data)
         if self._parser.problems:
@@ -138,7 +142,7 @@ class Decoder:
     def _no_terminal(self) -> None:
         """Strict mode at the end of input without a terminal: where the terminal was due."""
         parser = self._parser  # after close, the real parser (a detector has handed over)
-        frames, end = parser._index, parser.consumed  # type: ignore[union-attr]
+        frames, end = parser.frames_seen, parser.consumed  # type: ignore[union-attr]
         after = f"after frame {frames}" if frames else "before any frame"
         words = f" ({self.terminal_words})" if self.terminal_words else ""
         expected = f"a terminal event before the end of input{words}; the input ended {after} without one"
@@ -147,6 +151,11 @@ class Decoder:
     @property
     def terminated(self) -> bool:
         return self._terminated
+
+    @property
+    def answer(self) -> TextPieces:
+        """The primary text decoded so far (an encoder fed by this decoder may share it)."""
+        return self._pieces
 
     @property
     def ignored_after_terminal(self) -> int:
@@ -221,6 +230,7 @@ class Decoder:
             self._take_deltas(run, run_type is reasoning_type, ids, run_from)
         if taken:
             self._begun = True
+            self.hot_frames += taken
         return taken
 
     def _accept(self, event: Event) -> None:

@@ -147,8 +147,8 @@ class Encoder:
     def share_text(self, decoder: Decoder) -> None:
         """Use the decoder's collected text instead of collecting it again: valid only when
         every event reaches this encoder as soon as the decoder has it (a Translator's sink)."""
-        self._text = decoder._text
-        self._pieces = decoder._pieces
+        self._pieces = decoder.answer
+        self._text = self._pieces.pieces
         self._own_text = False
 
     def close(self) -> bytes:

@@ -88,6 +88,12 @@ class _Parser:
     _buf: bytes
     _pos: int
     _started: bool
+    _index: int
+
+    @property
+    def frames_seen(self) -> int:
+        """Frames (and undeliverable frames) read so far: the number of the last one."""
+        return self._index
 
     def _strip_bom(self, chunk: bytes) -> bytes:
         head = self._buf + chunk

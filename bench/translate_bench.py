@@ -12,6 +12,11 @@ and what a target's terminal must list). Times are the best of ``--repeat`` runs
     python bench/translate_bench.py            # 1,000,000 events per source
     python bench/translate_bench.py --events 100000
     python bench/translate_bench.py --detect   # the source framing detected, not given
+    python bench/translate_bench.py --against ../before   # against a checkout of another commit
+
+With ``--against``, every translation also runs with the ``streambridge`` of that checkout
+(``git worktree add ../before <commit>``), interleaved with this one's in the same run, and the
+table compares the two.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import msgspec
 from streambridge import Translator
 from streambridge.codecs import agentkit, nest, oma
 
+ROOT = Path(__file__).resolve().parent.parent
 CHUNK = 64 * 1024
 CODECS = ("nest", "agentkit", "oma")
 
@@ -168,11 +174,15 @@ def rss_kib() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def measure_in_child(source: str, target: str, path: Path, detect: bool = False) -> tuple[float, float, float]:
+def measure_in_child(
+    source: str, target: str, path: Path, detect: bool = False, code: Path = ROOT
+) -> tuple[float, float, float]:
     """Seconds of the floor, seconds and peak RSS growth (MiB) of one translation, all in one
-    fresh process: floor and translation run back to back, so both see the same machine."""
+    fresh process: floor and translation run back to back, so both see the same machine.
+    ``code`` is the checkout whose ``streambridge`` translates."""
     args = [sys.executable, __file__, "--one", source, target, str(path), *(["--detect"] if detect else [])]
-    out = subprocess.run(args, check=True, capture_output=True, text=True)
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    out = subprocess.run(args, check=True, capture_output=True, text=True, env=env)
     floor_seconds, seconds, growth = out.stdout.split()
     return float(floor_seconds), float(seconds), int(growth) / 1024
 
@@ -182,6 +192,7 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--detect", action="store_true", help="leave the source framing to detection")
+    parser.add_argument("--against", type=Path, metavar="CHECKOUT", help="compare with another checkout's code")
     parser.add_argument("--one", nargs=3, metavar=("SOURCE", "TARGET", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -190,6 +201,9 @@ def main() -> None:
         base = rss_kib()
         seconds = translate(source, target, Path(path), None if args.detect else "sse")
         print(floor_seconds, seconds, rss_kib() - base)
+        return
+    if args.against:
+        compare(args)
         return
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -212,6 +226,27 @@ def main() -> None:
             f"| {source} → {target} | {count:,} | {rate:,.0f} | {floor_rate:,.0f} | "
             f"{rate / floor_rate:.2f} | {rss:.1f} MiB |"
         )
+
+
+def compare(args: argparse.Namespace) -> None:
+    """This checkout against another, pair by pair, runs interleaved (best of ``--repeat`` each)."""
+    against = args.against.resolve()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for source in CODECS:
+            path, count = write_transcript(source, args.events, Path(tmp))
+            for target in CODECS:
+                now, before = [], []
+                for _ in range(args.repeat):
+                    now.append(measure_in_child(source, target, path, args.detect)[1])
+                    before.append(measure_in_child(source, target, path, args.detect, against)[1])
+                rows.append((source, target, count / min(now), count / min(before)))
+    print(f"{args.events:,} events per source, SSE → SSE, best of {args.repeat} each, interleaved; before: {against}")
+    print()
+    print("| source → target | events/s before | events/s now | now / before |")
+    print("|---|---:|---:|---:|")
+    for source, target, rate, old in rows:
+        print(f"| {source} → {target} | {old:,.0f} | {rate:,.0f} | {rate / old:.2f} |")
 
 
 if __name__ == "__main__":

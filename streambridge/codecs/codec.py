@@ -6,22 +6,111 @@ a :class:`Codec`: its decoder and encoder classes (subclasses of
 whose hooks are documented there), its framings, the event types it says natively, and its
 HTTP surface (:class:`~streambridge.codecs.http.HttpSurface`). The registry
 (``streambridge.codecs``) lists the packages; the proxy, the CLI and the law tests loop over it.
+
+Three hooks let the CLI name no protocol (each has a default, so a protocol gives only what it has):
+``sniff`` says how strongly a frame looks like the protocol (``streambridge`` picks the best of
+every registered codec), ``rules`` is the protocol's own part of ``streambridge validate`` (a
+:class:`Rules` subclass), and ``run_ids`` reads the ids a stream of a protocol with runs announces
+(what ``replay --serve`` repeats in the run id headers). All three stay sans-IO.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import ClassVar, Protocol
 
-from ..events import EVENT_TYPES
+from ..events import EVENT_TYPES, Event, RunStart, Terminal
 from .decoder import Decoder
 from .encoder import Encoder
-from .framing import DEFAULT_MAX_EVENT_SIZE, Framing
+from .framing import DEFAULT_MAX_EVENT_SIZE, Frame, Framing
 from .http import HttpSurface
 
-__all__ = ["COMMON_NATIVE", "Codec"]
+__all__ = ["COMMON_NATIVE", "Codec", "Likeness", "RuleContext", "Rules"]
 
 #: the event types every protocol says natively
 COMMON_NATIVE = frozenset({"text", "tool-call", "tool-output", "tool-error", "terminal", "reasoning"})
+
+
+class Likeness(IntEnum):
+    """How strongly one frame looks like a protocol (what :attr:`Codec.sniff` answers). Sniffing
+    asks every registered codec about each first frame and takes the highest (the first registered
+    on a tie), so the steps say how much a protocol's evidence outweighs another's."""
+
+    NONE = 0  # not this protocol, or the frame does not tell
+    SHAPE = 1  # the frame has the protocol's shape, which another protocol may share
+    NAMES = 2  # the frame uses names (fields, kinds) this protocol defines
+    MARKER = 3  # a marker only this protocol writes
+
+
+def _unlike(frame: Frame) -> int:
+    return Likeness.NONE
+
+
+def _no_run_ids(head: bytes, framing: Framing) -> tuple[str | None, str | None]:
+    return None, None
+
+
+class RuleContext(Protocol):
+    """What a protocol's :class:`Rules` see of the validation in progress (``streambridge validate``
+    implements it): the framing, the capture's headers, and where findings go."""
+
+    @property
+    def framing(self) -> Framing: ...
+
+    def add(self, rule: str, message: str) -> None:
+        """A finding of ``rule`` (an ``SB…`` id of the validator's catalogue) at the current frame."""
+
+    def header(self, name: str) -> str | None:
+        """A response header of the capture being validated (None without a capture or header)."""
+
+    def start(self) -> None:
+        """Count one run start (a second one is a finding: exactly one per stream)."""
+
+
+class Rules:
+    """A protocol's own validation rules, beside the generic ones of ``streambridge validate``.
+
+    One instance checks one transcript (it may keep state). The validator calls, in this order:
+    :meth:`named` and :meth:`frame` for each frame (after checking the frame's event name against
+    :attr:`event_names`), then for each decoded event :meth:`first_event` (the first only), then
+    :meth:`run_start` or :meth:`terminal` by kind, then :meth:`event`; :meth:`end` after the last.
+    The defaults describe a protocol with unnamed frames, one run start per stream and nothing more.
+    """
+
+    #: the SSE event names the protocol uses (any other is a finding); none by default
+    event_names: ClassVar[tuple[str, ...]] = ()
+    #: kinds the decoder keeps as passthroughs although the protocol defines them (no finding)
+    known_passthrough: ClassVar[frozenset[str]] = frozenset()
+    #: a tool call announced again replaces the earlier one (no finding for the repeat)
+    repeated_call_replaces: ClassVar[bool] = False
+
+    def __init__(self, check: RuleContext) -> None:
+        self.check = check
+
+    def named(self, frame: Frame) -> tuple[str, bytes]:
+        """The frame's event name and data (a protocol may carry names inside NDJSON lines)."""
+        return frame.event, frame.data
+
+    def frame(self, frame: Frame, name: str, data: bytes) -> None:
+        """Rules on one frame as written, before it is decoded."""
+
+    def first_event(self, event: Event) -> None:
+        """Rules on the first decoded event (what a stream must open with)."""
+
+    def run_start(self, event: RunStart) -> None:
+        """A decoded run start: it counts toward exactly one per stream."""
+        self.check.start()
+
+    def terminal(self, end: Terminal) -> None:
+        """Rules on the terminal event the stream wrote (not one the decoder made up)."""
+
+    def event(self, event: Event) -> None:
+        """Rules on every decoded event, in order (after the generic per-kind rules)."""
+
+    def end(self) -> None:
+        """Rules on the whole stream, after its last event."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +133,13 @@ class Codec:
     content_types: dict[str, str] = field(
         default_factory=lambda: {"sse": "text/event-stream", "ndjson": "application/x-ndjson"}
     )
+    #: how strongly one frame looks like this protocol (:class:`Likeness`); sniffing reads the first frames
+    sniff: Callable[[Frame], int] = _unlike
+    #: the protocol's own rules for ``streambridge validate`` (see :class:`Rules`)
+    rules: type[Rules] = Rules
+    #: the (run id, thread id) a stream beginning with ``head`` announces, exactly as written; a
+    #: protocol with runs (``http.runs``) repeats them in its id headers
+    run_ids: Callable[[bytes, Framing], tuple[str | None, str | None]] = _no_run_ids
 
     def decoder(
         self,

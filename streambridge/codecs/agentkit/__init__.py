@@ -11,7 +11,8 @@ for its status decodes to ``UNSET``; ``result.provider`` / ``result.model`` equa
 turn's decode to ``UNSET``.
 
 The package: ``wire`` (the wire shapes, msgspec Structs, and what both directions share),
-``decoder``, ``encoder``, ``http`` (requests, routes and upstream URL rules).
+``decoder``, ``encoder``, ``http`` (requests, routes and upstream URL rules), ``sniff`` (how a
+frame shows agentkit) and ``rules`` (its own rules for ``streambridge validate``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from ..codec import COMMON_NATIVE, Codec
 from .decoder import AgentkitDecoder
 from .encoder import AgentkitEncoder
 from .http import SURFACE
+from .rules import AgentkitRules
+from .sniff import sniff
 from .wire import DEFAULT_PROVIDER, AgentFrame
 
 __all__ = ["CODEC", "DEFAULT_PROVIDER", "SURFACE", "AgentFrame", "AgentkitDecoder", "AgentkitEncoder"]
@@ -32,4 +35,6 @@ CODEC = Codec(
     "sse",
     COMMON_NATIVE | {"run-start", "tool-denied", "sources", "citation", "suggestions", "status"},
     SURFACE,
+    sniff=sniff,
+    rules=AgentkitRules,
 )

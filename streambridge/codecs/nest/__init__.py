@@ -8,7 +8,9 @@ calls opens a new step. See docs/mapping.md.
 
 The package: ``wire`` (the wire shapes, msgspec Structs, and what both directions share),
 ``decoder``, ``encoder``, ``http`` (requests, routes and upstream URL rules), ``steps`` (the judge of implied step
-brackets, shared by both directions).
+brackets, shared by both directions), ``frames`` (its frames read as written: named events, the
+opening meta's ids), ``sniff`` (how a frame shows nest) and ``rules`` (its own rules for
+``streambridge validate``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,10 @@ from __future__ import annotations
 from ..codec import COMMON_NATIVE, Codec
 from .decoder import NestDecoder
 from .encoder import NestEncoder
+from .frames import run_ids
 from .http import SURFACE
+from .rules import NestRules
+from .sniff import sniff
 from .wire import REJECTED, NestFrame
 
 __all__ = ["CODEC", "REJECTED", "SURFACE", "NestDecoder", "NestEncoder", "NestFrame"]
@@ -45,4 +50,7 @@ CODEC = Codec(
     },
     SURFACE,
     aliases=("adonis",),
+    sniff=sniff,
+    rules=NestRules,
+    run_ids=run_ids,
 )

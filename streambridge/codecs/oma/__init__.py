@@ -7,7 +7,8 @@ explicitly as ``{name, message, code?}`` plus ``errorInfo`` — never ``{}``. OM
 NDJSON lines (default) or SSE ``data:`` frames are streambridge's choice (oma.md §6).
 
 The package: ``wire`` (the wire shapes, msgspec Structs, and what both directions share),
-``decoder``, ``encoder``, ``http`` (requests, routes and upstream URL rules).
+``decoder``, ``encoder``, ``http`` (requests, routes and upstream URL rules), ``sniff`` (how a
+frame shows oma) and ``rules`` (its own part of ``streambridge validate``).
 """
 
 from __future__ import annotations
@@ -16,8 +17,20 @@ from ..codec import COMMON_NATIVE, Codec
 from .decoder import OmaDecoder
 from .encoder import OmaEncoder
 from .http import SURFACE
+from .rules import OmaRules
+from .sniff import sniff
 from .wire import OmaEventW
 
 __all__ = ["CODEC", "SURFACE", "OmaDecoder", "OmaEncoder", "OmaEventW"]
 
-CODEC = Codec("oma", "open-multi-agent StreamEvent", OmaDecoder, OmaEncoder, "ndjson", COMMON_NATIVE, SURFACE)
+CODEC = Codec(
+    "oma",
+    "open-multi-agent StreamEvent",
+    OmaDecoder,
+    OmaEncoder,
+    "ndjson",
+    COMMON_NATIVE,
+    SURFACE,
+    sniff=sniff,
+    rules=OmaRules,
+)

@@ -6,8 +6,8 @@ an input accepts it and works on the body; the status and headers are kept as fr
 
 Sniffing takes the framing from the first significant byte by the rule every decoder uses
 (:func:`~streambridge.codecs.framing.detect_framing`), and the protocol from the first complete
-frames: nest has ``event: meta`` or ``{"kind": …}``; agentkit has ``{"type": …, "messageId": …}``;
-oma has ``{"type": …, "data": …}``.
+frames: every registered codec's ``sniff`` hook says how strongly a frame looks like its protocol
+(:class:`~streambridge.codecs.codec.Likeness`), and the first frame any codec claims decides.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-import msgspec
 import typer
 
 from .. import codecs
 from ..codecs import Codec
+from ..codecs.codec import Likeness
 from ..codecs.framing import (
     DEFAULT_MAX_EVENT_SIZE,
     Frame,
@@ -42,20 +42,6 @@ SNIFF_FRAMES = 8
 TRANSCRIPT_SUFFIXES = frozenset({".sse", ".ndjson", ".jsonl", ".http"})
 
 _STATUS_LINE = re.compile(rb"HTTP(?:/\d(?:\.\d)?)? (\d{3})[^\r\n]*\r?\n")
-_AGENTKIT_TYPES = frozenset(
-    {
-        "turn_start",
-        "text_delta",
-        "thinking_delta",
-        "tool_call",
-        "sources",
-        "citation",
-        "suggestions",
-        "status",
-        "turn_end",
-    }
-)
-_object_decoder = msgspec.json.Decoder(dict)
 
 
 @dataclass
@@ -256,51 +242,16 @@ def first_frames(body: bytes, framing: str, complete: bool) -> list[Frame]:
     return frames[:SNIFF_FRAMES]
 
 
-class _Named(msgspec.Struct):
-    event: str
-    data: msgspec.Raw
-
-
-_named_decoder = msgspec.json.Decoder(_Named)
-
-
-def named_event(frame: Frame, framing: str) -> tuple[str, bytes]:
-    """A frame's event name and data; in NDJSON a named event is ``{"event":…,"data":…}``
-    (streambridge's NDJSON form of nest's ``meta``/``done``/``error``)."""
-    if framing == "ndjson" and frame.data.startswith(b'{"event"'):
-        try:
-            named = _named_decoder.decode(frame.data)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return "", frame.data
-        return named.event, bytes(named.data)
-    return frame.event, frame.data
-
-
-def json_object(data: bytes) -> dict | None:
-    try:
-        return _object_decoder.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
-
-
 def protocol_of_frame(frame: Frame) -> str | None:
-    """The protocol one frame belongs to, or None when it does not tell."""
-    if frame.event in ("meta", "done", "error"):
-        return "nest"  # only nest names its SSE events
-    obj = json_object(frame.data)
-    if obj is None:
-        return None
-    if isinstance(obj.get("event"), str) and "data" in obj and "type" not in obj:
-        return "nest"  # streambridge's NDJSON form of a named nest event
-    if isinstance(obj.get("kind"), str):
-        return "nest"
-    kind = obj.get("type")
-    if isinstance(kind, str):
-        if "messageId" in obj or kind in _AGENTKIT_TYPES:
-            return "agentkit"
-        if "data" in obj:
-            return "oma"
-    return None
+    """The registered protocol one frame looks most like (the first registered on a tie), or None
+    when no codec claims it."""
+    best: str | None = None
+    best_likeness: int = Likeness.NONE
+    for name in codecs.names():
+        likeness = codecs.get(name).sniff(frame)
+        if likeness > best_likeness:
+            best, best_likeness = name, likeness
+    return best
 
 
 def sniff(body: bytes, capture: Capture | None = None, complete: bool = True) -> tuple[str, Framing] | None:

@@ -4,6 +4,10 @@ The transcript is cut into frames and each frame is fed to the codec's (lenient)
 every event is known with the frame that produced it. Rules look at those events plus framing
 facts (line endings, SSE event names, ``id:`` lines, the capture's status and headers). Every
 rule has a stable id (``SB…``) documented in docs/cli.md.
+
+The rules every protocol shares are here; a protocol's own (its start, its steps, its sequence
+numbers, …) live in its package, a :class:`~streambridge.codecs.codec.Rules` its codec names,
+which the validator calls at fixed points. The catalogue of ids stays here: ids are global.
 """
 
 from __future__ import annotations
@@ -23,12 +27,8 @@ from ..events import (
     Elicitation,
     Event,
     Malformed,
-    ReasoningDelta,
     RunStart,
-    StepFinish,
-    StepStart,
     Terminal,
-    TextDelta,
     ToolApprovalRequest,
     ToolApprovalSettled,
     ToolCall,
@@ -40,7 +40,7 @@ from ..events import (
 )
 from .common import EXIT_FINDINGS, VerboseOption, collect_warnings, complete_protocol, one_line, set_verbose
 from .options import protocol_help
-from .transcripts import Capture, FrameCutter, Piece, Source, detect, json_object, named_event, open_source, reading
+from .transcripts import Capture, FrameCutter, Piece, Source, detect, open_source, reading
 
 #: rule id → (name, severity, what it checks). Ids are stable: never reuse or renumber one.
 #: Retired: SB014 (``done`` while a nest step is open): the real server ends a cancelled run
@@ -110,10 +110,6 @@ RULES: dict[str, tuple[str, str, str]] = {
     "SB051": ("content-type", "warning", "a capture whose content-type does not match the framing"),
 }
 
-#: kinds a decoder keeps as passthroughs although the protocol defines them.
-_KNOWN_PASSTHROUGH = {"oma": {"loop_detected", "budget_exceeded"}, "agentkit": {"tool_result"}, "nest": {"cancelled"}}
-_NEST_CONTROL = ("meta", "done", "error")
-_IN_STEP = (TextDelta, ReasoningDelta, ToolInputStart, ToolInputDelta, ToolCall, ToolOutput, ToolError, ToolDenied)
 _OUTCOMES = (ToolOutput, ToolError, ToolDenied)
 
 
@@ -138,7 +134,8 @@ class Report:
 
 
 class Validator:
-    """Feeds one transcript frame by frame and applies the rules."""
+    """Feeds one transcript frame by frame and applies the generic rules and the codec's own
+    (it is their :class:`~streambridge.codecs.codec.RuleContext`)."""
 
     def __init__(self, codec: Codec, framing: Framing, capture: Capture | None, body_offset: int) -> None:
         self.codec = codec
@@ -156,14 +153,11 @@ class Validator:
         self._starts = 0
         self._first_event = True
         self._terminal_frame: int | None = None
-        self._last_seq = 0
-        self._step_open = False
         self._announced: set[str] = set()
         self._called: set[str] = set()
         self._started_input: set[str] = set()
         self._settled: set[str] = set()
-        self._text: list[str] = []
-        self._streamed_text = False
+        self.rules = codec.rules(self)
 
     # -- driving -------------------------------------------------------------------------
 
@@ -206,12 +200,21 @@ class Validator:
     def _where(self, frame: Frame | None) -> tuple[int | None, int | None]:
         return (frame.index, frame.offset) if frame else self._frame
 
+    def header(self, name: str) -> str | None:
+        return self.capture.header(name) if self.capture is not None else None
+
+    def start(self) -> None:
+        self._starts += 1
+        if self._starts > 1:
+            self.add("SB013", f"a second {self.decoder.start_words or 'run start'}")
+
     def _end(self) -> None:
         terminated = self.decoder.terminated
         tail = self.decoder.close()
         self._frame = (None, None)
         for event in tail:
             self._event(event)
+        self.rules.end()
         if not terminated:
             self.add("SB010", f"the stream ends without {self.decoder.terminal_words or 'a terminal event'}")
 
@@ -238,44 +241,18 @@ class Validator:
         self.add(rule, f"expected {problem}", problem.index, problem.offset)
 
     def _frame_rules(self, frame: Frame) -> None:
-        if self.name != "nest":
-            if frame.event:
-                self.add("SB005", f"SSE event name {frame.event!r}: {self.name} frames have none")
-            return
-        event, data = named_event(frame, self.framing)
-        if event not in ("", *_NEST_CONTROL):
-            self.add("SB005", f"SSE event name {event!r}: nest uses only meta, done and error")
-        if frame.index == 1 and event != "meta":
-            self.add("SB012", "the stream does not open with event: meta")
-        if event == "meta":
-            self._meta(frame, data)
-        self._sequence(frame, event)
+        name, data = self.rules.named(frame)
+        if name and name not in self.rules.event_names:
+            self.add("SB005", f"SSE event name {name!r}: {self._event_names_used()}")
+        self.rules.frame(frame, name, data)
 
-    def _meta(self, frame: Frame, data: bytes) -> None:
-        self._starts += 1
-        if self._starts > 1:
-            self.add("SB013", "a second event: meta")
-        meta = json_object(data)
-        if self.capture is None or meta is None:
-            return
-        for key, header in (("runId", "x-agent-run-id"), ("threadId", "x-agent-thread-id")):
-            value = self.capture.header(header)
-            if value is not None and meta.get(key) != value:
-                self.add("SB032", f"meta {key} {meta.get(key)!r} but {header}: {value!r}")
-
-    def _sequence(self, frame: Frame, event: str) -> None:
-        if not frame.own_id:
-            return
-        if event in _NEST_CONTROL:
-            self.add("SB034", f"id: {frame.last_id!r} on an event: {event} frame")
-            return
-        if not frame.last_id.isdigit() or int(frame.last_id) < 1:
-            self.add("SB033", f"id: {frame.last_id!r} is not a positive integer")
-            return
-        seq = int(frame.last_id)
-        if seq <= self._last_seq:
-            self.add("SB033", f"id: {seq} after id: {self._last_seq}")
-        self._last_seq = max(seq, self._last_seq)
+    def _event_names_used(self) -> str:
+        """``<protocol> frames have none`` or ``<protocol> uses only a, b and c``."""
+        names = self.rules.event_names
+        if not names:
+            return f"{self.name} frames have none"
+        listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        return f"{self.name} uses only {listed}"
 
     # -- events --------------------------------------------------------------------------
 
@@ -296,48 +273,29 @@ class Validator:
         if kind is DataPart:
             self._passthrough(event)  # type: ignore[arg-type]
         elif kind is RunStart:
-            self._run_start(event)  # type: ignore[arg-type]
-        elif kind is TextDelta and event.message_id is UNSET:
-            self._text.append(event.text)  # type: ignore[attr-defined]
-            self._streamed_text = self._streamed_text or not event.synthetic
+            self.rules.run_start(event)  # type: ignore[arg-type]
         elif kind is Terminal:
             self._terminal(event)  # type: ignore[arg-type]
-        if self.name == "nest":
-            self._steps(event)
+        self.rules.event(event)
         self._tools(event)
 
     def _first(self, event: Event) -> None:
         if not self._first_event:
             return
         self._first_event = False
-        if self.name == "agentkit" and type(event) is not RunStart:
-            self.add("SB012", f"the stream does not open with {self.decoder.start_words}")
+        self.rules.first_event(event)
 
     def _passthrough(self, part: DataPart) -> None:
-        if part.origin != self.name or part.name in _KNOWN_PASSTHROUGH.get(self.name, ()):
+        if part.origin != self.name or part.name in self.rules.known_passthrough:
             return
         tag = self.decoder.tag_field  # each protocol's own word: nest's kind, agentkit's and oma's type
         self.add("SB006", f"unknown {tag} {part.name!r}" if part.name else f"a frame without a {tag}")
-
-    def _run_start(self, event: RunStart) -> None:
-        if self.name == "nest":
-            return  # counted on the meta frames themselves
-        self._starts += 1
-        if self._starts > 1:
-            self.add("SB013", f"a second {self.decoder.start_words or 'run start'}")
 
     def _terminal(self, end: Terminal) -> None:
         if end.synthetic:
             return
         self._terminal_frame = self._frame[0]
-        if self.name == "agentkit":
-            if end.turn_id is not UNSET:
-                self.add("SB030", f"turn_end.turnId {end.turn_id!r} differs from turn_start's")
-            if end.message_id is not UNSET:
-                self.add("SB031", f"turn_end.messageId {end.message_id!r} differs from turn_start's")
-            joined = "".join(self._text)
-            if self._streamed_text and end.text is not UNSET and end.text != joined:
-                self.add("SB040", f"result.text has {len(end.text)} characters, the text deltas {len(joined)}")
+        self.rules.terminal(end)
         failure = end.failure
         if failure is not UNSET and (failure.status != end.status or end.status == "succeeded"):
             self.add("SB041", f"status {end.status!r} with failure.status {failure.status!r}")
@@ -345,19 +303,6 @@ class Validator:
             unsettled = sorted(self._announced - self._settled)
             if unsettled:
                 self.add("SB023", f"tool call(s) without an outcome: {', '.join(unsettled)}")
-
-    def _steps(self, event: Event) -> None:
-        kind = type(event)  # a carried synthetic step still has its step frame on the wire
-        if kind is StepStart:
-            if self._step_open:
-                self.add("SB015", "step-start while a step is open")
-            self._step_open = True
-        elif kind is StepFinish:
-            if not self._step_open:
-                self.add("SB015", "step-finish without an open step")
-            self._step_open = False
-        elif isinstance(event, _IN_STEP) and not self._step_open:
-            self.add("SB016", f"a {event.__struct_config__.tag} frame outside a step")
 
     def _tools(self, event: Event) -> None:
         kind = type(event)
@@ -368,7 +313,7 @@ class Validator:
             self._started_input.add(call_id)
             self._announced.add(call_id)
         elif kind is ToolCall:
-            if call_id in self._called and self.name != "agentkit":  # agentkit: a repeat replaces the call
+            if call_id in self._called and not self.rules.repeated_call_replaces:
                 self.add("SB022", f"call {call_id!r} announced again")
             self._called.add(call_id)
             self._announced.add(call_id)

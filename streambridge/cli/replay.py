@@ -4,10 +4,11 @@ A replay holds its transcripts in memory (they are recordings of single runs), c
 piece per source frame so pacing is per frame. With ``--to`` each piece is translated through a
 :class:`~streambridge.Translator`; without it the bytes are sent exactly as recorded.
 
-``--serve`` speaks the served protocol's own HTTP surface: for nest the published routes
-(``POST <base>/chat`` → 201 with ``X-Agent-Run-Id``/``X-Agent-Thread-Id`` and ``event: meta``
-first; ``GET <base>/chat/:runId/stream`` replays the run); for agentkit and oma ``POST <base>``
-answers the stream. :func:`make_replay_app` is the whole server, for tests and embedding.
+``--serve`` mounts the served protocol's :class:`~streambridge.codecs.http.HttpSurface` at
+``--base`` (``/`` by default) as the proxy does: its chat route answered with its chat status,
+its control route, and for a protocol with runs the run's ids in its id headers, the re-attach
+route (the run replayed, its start naming the run only) and the cancel route.
+:func:`make_replay_app` is the whole server, for tests and embedding.
 """
 
 from __future__ import annotations
@@ -30,10 +31,12 @@ import typer
 from aiohttp import web
 from msgspec import UNSET
 
+from .. import codecs
 from ..bridge.logging import TextFormatter
 from ..codecs import Codec
-from ..codecs.framing import Framing, ndjson_frame, sse_frame
-from ..events import StepFinish, Terminal
+from ..codecs.framing import Framing
+from ..codecs.http import HttpSurface
+from ..events import RunStart, StepFinish, Terminal
 from ..translate import Translator
 from .common import (
     UserError,
@@ -48,22 +51,12 @@ from .common import (
     stdout_binary,
 )
 from .options import FRAMING_METAVAR, PORT_MAX, PORT_MIN, protocol_help
-from .transcripts import (
-    Capture,
-    cut_frames,
-    detect,
-    first_frames,
-    json_object,
-    named_event,
-    open_source,
-    transcripts_in,
-)
+from .transcripts import Capture, cut_frames, detect, open_source, transcripts_in
 
 DEFAULT_PORT = 8788  # the proxy (`serve`) takes 8787: a replay can be its upstream
 REALTIME_FRAME_MS = 30.0
 CLIENT_GONE = 499  # logged when the client left before its answer ended (as nginx logs it)
 ACCESS_LOG = logging.getLogger("streambridge.replay")
-NEST_BASE = "/agent"
 _json = msgspec.json.encode
 
 
@@ -81,7 +74,7 @@ class Recording:
 
 @dataclass
 class Playback:
-    """What one replay sends: the served protocol, its chunks, and the nest run ids."""
+    """What one replay sends: the served protocol, its chunks, and the run's ids (a protocol with runs)."""
 
     recording: Recording
     codec: Codec
@@ -138,24 +131,9 @@ def render(recording: Recording, target: Codec | None, framing: str | None) -> P
             chunks = [translator.feed(piece) for piece in recording.pieces]
             chunks.append(translator.close())
     playback = Playback(recording, codec, out_framing, [c for c in chunks if c])
-    if codec.name == "nest":
-        _find_run_ids(playback)
+    if codec.http.runs is not None and playback.chunks:  # the ids its run start announces, for the headers
+        playback.run_id, playback.thread_id = codec.run_ids(playback.chunks[0], out_framing)  # type: ignore[arg-type]
     return playback
-
-
-def _find_run_ids(playback: Playback) -> None:
-    if not playback.chunks:
-        return
-    frames = first_frames(playback.chunks[0], playback.framing, complete=True)
-    if not frames:
-        return
-    event, data = named_event(frames[0], playback.framing)
-    meta = json_object(data) if event == "meta" else None
-    if meta is None:
-        return
-    run_id, thread_id = meta.get("runId"), meta.get("threadId")
-    playback.run_id = run_id if isinstance(run_id, str) else None
-    playback.thread_id = thread_id if isinstance(thread_id, str) else None
 
 
 def recorded_duration_ms(recording: Recording) -> float | None:
@@ -266,24 +244,37 @@ class ReplayServer:
 REPLAY_KEY = web.AppKey("streambridge_replay", ReplayServer)
 
 
-def _nest_headers(playback: Playback, with_thread: bool) -> dict[str, str]:
+def _run_headers(playback: Playback, with_thread: bool) -> dict[str, str]:
+    """The run's ids in the surface's id headers (none for a protocol without runs)."""
+    runs = playback.codec.http.runs
     headers = {}
-    if playback.run_id:
-        headers["X-Agent-Run-Id"] = playback.run_id
-    if with_thread and playback.thread_id:
-        headers["X-Agent-Thread-Id"] = playback.thread_id
+    if runs is not None and playback.run_id:
+        headers[runs.run_id_header] = playback.run_id
+    if runs is not None and with_thread and playback.thread_id:
+        headers[runs.thread_id_header] = playback.thread_id
     return headers
 
 
 def _resume_chunks(playback: Playback) -> list[bytes]:
-    """The chunks of a ``GET …/stream`` attach: its ``meta`` has the run id only (nest.md §2.1)."""
+    """The chunks of a re-attach: the run replayed, its first frame (the run start) replaced by one
+    that names the run only, as a server says it to a reader joining a run under way."""
     if not playback.run_id or not playback.chunks:
         return playback.chunks
     pieces = list(cut_frames([playback.chunks[0]], playback.framing))
-    frame = sse_frame if playback.framing == "sse" else ndjson_frame
-    meta = frame(_json({"runId": playback.run_id}), "meta")
-    first = meta + b"".join(p.raw for p in pieces[1:])
+    encoder = playback.codec.encoder(playback.framing)  # type: ignore[arg-type]
+    start = encoder.encode([RunStart(run_id=playback.run_id, resumed=True)])
+    first = start + b"".join(p.raw for p in pieces[1:])
     return [first, *playback.chunks[1:]]
+
+
+def _exposed_headers() -> str:
+    """The id headers of every registered protocol with runs, which a browser client may read."""
+    names = []
+    for name in codecs.names():
+        runs = codecs.get(name).http.runs
+        if runs is not None:
+            names += [runs.run_id_header, runs.thread_id_header]
+    return ", ".join(dict.fromkeys(names))
 
 
 def _allow_origin(app: web.Application, origin: str) -> None:
@@ -292,7 +283,7 @@ def _allow_origin(app: web.Application, origin: str) -> None:
         "Access-Control-Allow-Origin": origin,
         "Access-Control-Allow-Headers": "*",
         "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
-        "Access-Control-Expose-Headers": "X-Agent-Run-Id, X-Agent-Thread-Id",
+        "Access-Control-Expose-Headers": _exposed_headers(),
     }
 
     @web.middleware
@@ -365,50 +356,61 @@ def make_replay_app(
     app[REPLAY_KEY] = server
     if cors:
         _allow_origin(app, cors)
-    prefix = _normalise_base(base if base is not None else (NEST_BASE if codec.name == "nest" else "/"))
-    if codec.name == "nest":
-        _nest_routes(app, server, prefix)
-    else:
-
-        async def post_stream(request: web.Request) -> web.StreamResponse:
-            await request.read()
-            index = server.pick(request)
-            return await server.send(request, index, 200, {}, server.playbacks[index].chunks)
-
-        app.router.add_post(prefix or "/", post_stream)
+    _mount(app, server, codec.http, mount_path(base))
     return app
 
 
-def _normalise_base(base: str) -> str:
-    base = "/" + base.strip("/")
-    return "" if base == "/" else base
+def mount_path(base: str | None) -> str:
+    """``--base`` as a mount path: a leading and a trailing slash, ``/`` when not given."""
+    inner = (base or "").strip("/")
+    return f"/{inner}/" if inner else "/"
 
 
-def _nest_routes(app: web.Application, server: ReplayServer, prefix: str) -> None:
-    async def chat(request: web.Request) -> web.StreamResponse:
+def _chat_route(surface: HttpSurface, mount: str) -> str:
+    """Where chats are posted (a chat path that is the mount path itself has no trailing slash)."""
+    return mount + surface.chat_path if surface.chat_path or mount == "/" else mount.rstrip("/")
+
+
+def _mount(app: web.Application, server: ReplayServer, surface: HttpSurface, mount: str) -> None:
+    """The surface's routes under ``mount``, as the proxy mounts a route's client surface."""
+    replies = _Replies(server, surface)
+    app.router.add_post(_chat_route(surface, mount), replies.chat)
+    if not surface.chat_path and mount != "/":
+        app.router.add_post(mount, replies.chat)
+    if surface.runs is not None:
+        app.router.add_get(mount + surface.runs.stream_path, replies.attach)
+        app.router.add_post(mount + surface.runs.cancel_path, replies.cancel)
+    app.router.add_post(mount + surface.control_path.replace("{decision}", "{decision:approve|reject}"), replies.settle)
+
+
+class _Replies:
+    """The fake backend's answers on one protocol's surface."""
+
+    def __init__(self, server: ReplayServer, surface: HttpSurface) -> None:
+        self.server = server
+        self.surface = surface
+
+    async def chat(self, request: web.Request) -> web.StreamResponse:
         await request.read()
-        index = server.pick(request)
-        playback = server.playbacks[index]
-        return await server.send(request, index, 201, _nest_headers(playback, True), playback.chunks)
+        index = self.server.pick(request)
+        playback = self.server.playbacks[index]
+        headers = _run_headers(playback, True)
+        return await self.server.send(request, index, self.surface.chat_status, headers, playback.chunks)
 
-    async def resume(request: web.Request) -> web.StreamResponse:
-        index = server.by_run(request.match_info["run_id"])
-        playback = server.playbacks[index]
-        return await server.send(request, index, 200, _nest_headers(playback, False), _resume_chunks(playback))
+    async def attach(self, request: web.Request) -> web.StreamResponse:
+        index = self.server.by_run(request.match_info["run_id"])
+        playback = self.server.playbacks[index]
+        return await self.server.send(request, index, 200, _run_headers(playback, False), _resume_chunks(playback))
 
-    async def cancel(request: web.Request) -> web.Response:
-        server.by_run(request.match_info["run_id"])
-        return web.json_response({"aborted": True}, status=201)
+    async def cancel(self, request: web.Request) -> web.Response:
+        self.server.by_run(request.match_info["run_id"])
+        runs = self.surface.runs
+        assert runs is not None  # mounted only for protocols with runs
+        return web.json_response(runs.cancel_answer, status=runs.cancel_status)
 
-    async def settle(request: web.Request) -> web.Response:
+    async def settle(self, request: web.Request) -> web.Response:
         await request.read()
-        return web.json_response({"ok": True}, status=201)
-
-    app.router.add_post(f"{prefix}/chat", chat)
-    app.router.add_get(f"{prefix}/chat/{{run_id}}/stream", resume)
-    app.router.add_post(f"{prefix}/chat/{{run_id}}/cancel", cancel)
-    app.router.add_post(f"{prefix}/tool-call/approve", settle)
-    app.router.add_post(f"{prefix}/tool-call/reject", settle)
+        return web.json_response({"ok": True}, status=self.surface.control_status)
 
 
 def announce(url: str) -> None:
@@ -448,11 +450,11 @@ def listen_error(host: str, port: int, exc: OSError) -> UserError:
 
 
 def _entry_points(playbacks: list[Playback], base: str | None) -> list[str]:
-    codec = playbacks[0].codec
-    prefix = _normalise_base(base if base is not None else (NEST_BASE if codec.name == "nest" else "/"))
-    if codec.name == "nest":
-        return [f"POST {prefix}/chat", f"GET {prefix}/chat/:runId/stream"]
-    return [f"POST {prefix or '/'}"]
+    surface, mount = playbacks[0].codec.http, mount_path(base)
+    points = [f"POST {_chat_route(surface, mount)}"]
+    if surface.runs is not None:
+        points.append(f"GET {mount}{surface.runs.stream_path.replace('{run_id}', ':runId')}")
+    return points
 
 
 # -- the command -----------------------------------------------------------------------------
@@ -532,7 +534,10 @@ def replay_command(
     ] = DEFAULT_PORT,
     base: Annotated[
         str | None,
-        typer.Option(metavar="PATH", help="Route prefix with --serve (default: /agent for nest, / otherwise)."),
+        typer.Option(
+            metavar="PATH",
+            help="Mount path of the protocol's routes with --serve (default: /; the routes' own paths follow it).",
+        ),
     ] = None,
     cors: Annotated[
         str | None, typer.Option(metavar="ORIGIN", help="With --serve: allow this browser origin (or *).")

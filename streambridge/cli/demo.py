@@ -8,6 +8,7 @@ shown side by side. It needs no terminal and exits by itself.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
@@ -22,9 +23,11 @@ from rich.text import Text
 
 from ..codecs import Codec
 from ..codecs.framing import Framing, detect_framing
+from ..codecs.requests import ChatRequest
 from ..events import Terminal
 from ..translate import Translator
 from .common import (
+    FRAMING_SUFFIX,
     DataConsole,
     UserError,
     VerboseOption,
@@ -34,13 +37,15 @@ from .common import (
     set_verbose,
 )
 from .options import protocol_help
-from .replay import NEST_BASE, Recording, make_replay_app, render
+from .replay import Recording, make_replay_app, render
 from .transcripts import FrameCutter, cut_frames
 
 DEFAULT_SCENARIO = "text-after-tool"
+# A product decision, not protocol knowledge: the first run a new user sees goes from nest (the
+# protocol with the most to show: steps, run ids, tool input streaming) into agentkit.
 DEFAULT_SOURCE = "nest"
 DEFAULT_TARGET = "agentkit"
-GOLDEN_FILES = {"agentkit": "agentkit.sse", "nest": "nest.sse", "oma": "oma.ndjson"}
+DEMO_QUESTION = "How do I reset MFA?"
 CELL_LINE_LIMIT = 160
 
 #: golden/text-after-tool/nest.sse, for installs without the repository's golden/ directory.
@@ -93,9 +98,14 @@ def complete_scenario(incomplete: str) -> list[str]:
     return [name for name in scenarios() if name.startswith(incomplete)]
 
 
+def golden_file(codec: Codec) -> str:
+    """A protocol's file in a golden scenario: its name and its default framing's suffix."""
+    return codec.name + FRAMING_SUFFIX[codec.default_framing]
+
+
 def load_golden(scenario: str, codec: Codec) -> tuple[str, bytes]:
     root = golden_dir()
-    name = f"{scenario}/{GOLDEN_FILES[codec.name]}"
+    name = f"{scenario}/{golden_file(codec)}"
     if root is not None and (root / name).is_file():
         return f"golden/{name}", (root / name).read_bytes()
     if scenario == DEFAULT_SCENARIO and codec.name == DEFAULT_SOURCE:
@@ -109,6 +119,7 @@ class DemoRun:
     url: str
     status: int
     run_id: str | None
+    run_id_header: str = ""
     rows: list[tuple[bytes, bytes]] = field(default_factory=list)
     outcome: str = "none"
 
@@ -140,7 +151,7 @@ async def run_demo(name: str, body: bytes, source: Codec, target: Codec, delay: 
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
         host, port = runner.addresses[0][:2]
-        url = f"http://{host}:{port}{NEST_BASE + '/chat' if source.name == 'nest' else '/'}"
+        url = f"http://{host}:{port}/{source.http.chat_path}"  # the replay mounts the surface at /
         return await _fetch(url, source, target, framing, table)
     finally:
         await runner.cleanup()
@@ -150,11 +161,12 @@ async def _fetch(url: str, source: Codec, target: Codec, framing: Framing, table
     translator = Translator(source.name, target.name, source_framing=framing)
     cutter = FrameCutter(framing)
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=5, sock_read=30)
+    request = source.http.build_request(ChatRequest(text=DEMO_QUESTION))
     async with (
         aiohttp.ClientSession(timeout=timeout) as session,
-        session.post(url, json={"message": "How do I reset MFA?"}) as resp,
+        session.post(url, data=request, headers={"Content-Type": "application/json"}) as resp,
     ):
-        run = DemoRun(url, resp.status, resp.headers.get("X-Agent-Run-Id"))
+        run = _answered(url, resp.status, resp.headers, source)
         async for chunk in resp.content.iter_any():
             for piece in cutter.feed(chunk):
                 _row(run, table, piece.raw, translator.feed(piece.raw))
@@ -168,6 +180,14 @@ async def _fetch(url: str, source: Codec, target: Codec, framing: Framing, table
         if type(event) is Terminal:
             run.outcome = event.status
     return run
+
+
+def _answered(url: str, status: int, headers: Mapping[str, str], source: Codec) -> DemoRun:
+    """The answer's status, and its run id when the protocol's chats are runs."""
+    runs = source.http.runs
+    if runs is None:
+        return DemoRun(url, status, None)
+    return DemoRun(url, status, headers.get(runs.run_id_header), runs.run_id_header)
 
 
 def _row(run: DemoRun, table: Table, left: bytes, right: bytes) -> None:
@@ -230,7 +250,7 @@ def demo_command(
 def _summary(console: Console, run: DemoRun, source: Codec, target: Codec) -> None:
     frames_in = sum(1 for left, _ in run.rows if left)
     frames_out = sum(1 for _, right in run.rows if right)
-    head = f"HTTP {run.status}" + (f", X-Agent-Run-Id {run.run_id}" if run.run_id else "")
+    head = f"HTTP {run.status}" + (f", {run.run_id_header} {run.run_id}" if run.run_id else "")
     console.print(
         f"{run.url} answered {head}: {frames_in} {source.name} frames in, {frames_out} {target.name} writes out; "
         f"the {target.name} stream ends with status {run.outcome!r}."

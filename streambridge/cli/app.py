@@ -29,7 +29,7 @@ from .common import EXIT_USAGE, UserError, print_error, reader_gone, say, set_ve
 from .convert import convert_command
 from .demo import demo_command
 from .diff import diff_command
-from .options import examples
+from .options import PROTOCOL_NAMES, examples, fill_protocols
 from .protocols import protocols_command
 from .record import record_command
 from .replay import replay_command
@@ -51,11 +51,26 @@ def _no_type(ctx: typer.Context) -> None:
     return None
 
 
+def _fill_help(command: Any) -> None:
+    """The command's help and its options' with the protocol lists of the registry as it is now."""
+    for target in (command, *command.params):
+        template = getattr(target, "help_template", None)
+        if template is None and target.help and fill_protocols(target.help) != target.help:
+            template = target.help_template = target.help
+        if template is not None:
+            target.help = fill_protocols(template)
+
+
 class _Command(TyperCommand):
     """A command whose help shows what goes in each option, not its Python type."""
 
     def get_params(self, ctx: click_core.Context) -> list[Any]:
+        _fill_help(self)  # completion shows options' help too
         return _plain_help(super().get_params(ctx))
+
+    def format_help(self, ctx: click_core.Context, formatter: Any) -> None:
+        _fill_help(self)
+        super().format_help(ctx, formatter)
 
 
 class _Group(TyperGroup):
@@ -68,7 +83,12 @@ class _Group(TyperGroup):
             _usage_error(exc)
 
     def get_params(self, ctx: click_core.Context) -> list[Any]:
+        _fill_help(self)  # completion shows options' help too
         return _plain_help(super().get_params(ctx))
+
+    def format_help(self, ctx: click_core.Context, formatter: Any) -> None:
+        _fill_help(self)
+        super().format_help(ctx, formatter)
 
     def parse_args(self, ctx: click_core.Context, args: list[str]) -> list[str]:
         if not ctx.resilient_parsing:
@@ -110,7 +130,7 @@ def _usage_error(exc: click_exceptions.UsageError) -> NoReturn:
 app = typer.Typer(
     name="streambridge",
     cls=_Group,
-    help="Translate AI-agent chat streams between protocols (agentkit, nest/adonis, oma).",
+    help=f"Translate AI-agent chat streams between protocols ({PROTOCOL_NAMES}).",
     epilog=examples("streambridge convert run.sse --to oma", "streambridge replay run.sse --serve --to nest"),
     no_args_is_help=True,
     add_completion=False,  # ours: the shell named on the command line wins (see completion.py)
@@ -137,7 +157,7 @@ def root(
     install_completion: completion.InstallOption = None,
     show_completion: completion.ShowOption = None,
 ) -> None:
-    """Translate AI-agent chat streams between protocols (agentkit, nest/adonis, oma)."""
+    """Translate AI-agent chat streams between protocols."""
     state.verbose = False
     set_verbose(verbose)
 

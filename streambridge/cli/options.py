@@ -13,6 +13,12 @@ PORT_MIN, PORT_MAX = 0, 65535
 FRAMING_METAVAR = "[" + "|".join(FRAMING_SUFFIX) + "]"
 
 
+#: where a help text lists the protocols: filled in from the registry when the help is shown
+#: (:func:`fill_protocols`), so a protocol registered after import is listed too
+PROTOCOL_CHOICES = "{protocol_choices}"
+PROTOCOL_NAMES = "{protocol_names}"
+
+
 def protocol_choices() -> str:
     """The protocol names for a help text: ``agentkit, nest (alias adonis), oma``."""
     parts = []
@@ -22,9 +28,19 @@ def protocol_choices() -> str:
     return ", ".join(parts)
 
 
+def protocol_names() -> str:
+    """The protocols in a sentence: ``agentkit, nest/adonis, oma``."""
+    return ", ".join("/".join((name, *codecs.get(name).aliases)) for name in codecs.names())
+
+
 def protocol_help(text: str) -> str:
-    """``text`` followed by the protocols it accepts."""
-    return f"{text} One of {protocol_choices()}."
+    """``text`` followed by the protocols it accepts (listed when the help is shown)."""
+    return f"{text} One of {PROTOCOL_CHOICES}."
+
+
+def fill_protocols(text: str) -> str:
+    """A help text with its protocol lists filled in from the registry as it is now."""
+    return text.replace(PROTOCOL_CHOICES, protocol_choices()).replace(PROTOCOL_NAMES, protocol_names())
 
 
 def examples(*lines: str) -> str:

@@ -201,9 +201,11 @@ class Validator:
         return (frame.index, frame.offset) if frame else self._frame
 
     def header(self, name: str) -> str | None:
+        """A capture header, for the codec's rules (None without a capture)."""
         return self.capture.header(name) if self.capture is not None else None
 
     def start(self) -> None:
+        """One run start, wherever the codec's rules see it (decoded, or a frame as written)."""
         self._starts += 1
         if self._starts > 1:
             self.add("SB013", f"a second {self.decoder.start_words or 'run start'}")

@@ -6,8 +6,8 @@ none came. When its protocol cannot say all of an event it writes a carrier (car
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
-from typing import ClassVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, ClassVar, TypeVar
 
 import msgspec
 from msgspec import UNSET
@@ -34,6 +34,43 @@ from .terminals import truncation_terminal, wire_terminal
 from .textpath import TextPieces, append_deltas
 
 log = logging.getLogger("streambridge")
+
+_Method = TypeVar("_Method", bound=Callable[..., None])
+
+#: the fields the shared encoder writes for every event (``_put``): its SSE id and the members
+#: it received with unknown fields inside
+SHARED_WRITES = frozenset({"event_id", "verbatim"})
+#: a text delta that can take the fast path has these fields at their defaults
+_TEXT_REST = tuple(
+    UNSET if f.default is msgspec.NODEFAULT else f.default
+    for f in msgspec.structs.fields(TextDelta)
+    if f.name != "text"
+)
+
+
+def handles(*types: type[Event], writes: Iterable[str] = ()) -> Callable[[_Method], _Method]:
+    """Declare an encoder method the handler of ``types``, and the model fields it writes (or
+    decides to carry). Any other field of those types that an event has set makes the shared
+    encoder carry the event: a field added to the model later is carried, never dropped."""
+
+    def mark(method: _Method) -> _Method:
+        method.__handles__ = (types, frozenset(writes))  # type: ignore[attr-defined]
+        return method
+
+    return mark
+
+
+def field_defaults(kind: type[Event]) -> dict[str, Any]:
+    """Each field of an event type and its default (``NODEFAULT`` for a required one)."""
+    defaults = {}
+    for f in msgspec.structs.fields(kind):
+        if f.default is not msgspec.NODEFAULT:
+            defaults[f.name] = f.default
+        elif f.default_factory is not msgspec.NODEFAULT:
+            defaults[f.name] = f.default_factory()
+        else:
+            defaults[f.name] = msgspec.NODEFAULT  # required: always set, so always unaccounted
+    return defaults
 
 
 class EncodingSink:
@@ -95,10 +132,43 @@ class EncodingSink:
 
 
 class Encoder:
-    """Base of every codec encoder. Subclasses implement :meth:`_handle` and :meth:`_carrier_payload`."""
+    """Base of every codec encoder.
+
+    A subclass declares its handlers with :func:`handles` (one method per event type, and the
+    model fields it writes) and implements :meth:`_carrier_payload`. Events of a type without a
+    handler travel in a carrier. ``writes_everywhere`` names the fields every handler of the
+    protocol writes through its shared helpers (say, unknown wire fields spliced back)."""
 
     codec: ClassVar[str] = ""
     default_framing: ClassVar[Framing] = "sse"
+    writes_everywhere: ClassVar[frozenset[str]] = frozenset()
+    #: per event type: its handler's name, the fields it writes (as declared), and the fields
+    #: nothing writes, with their defaults
+    handlers: ClassVar[dict[type[Event], str]] = {}
+    writes: ClassVar[dict[type[Event], frozenset[str]]] = {}
+    unwritten: ClassVar[dict[type[Event], tuple[tuple[str, Any], ...]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        handlers = dict(cls.handlers)
+        writes = dict(cls.writes)
+        for name in dir(cls):
+            declared = getattr(getattr(cls, name, None), "__handles__", None)
+            if declared is not None:
+                kinds, names = declared
+                fields = {kind: frozenset(field_defaults(kind)) for kind in kinds}
+                unknown = names - frozenset().union(*fields.values())
+                if unknown:
+                    raise TypeError(f"{cls.__name__}.{name} declares fields its event types lack: {sorted(unknown)}")
+                for kind in kinds:
+                    handlers[kind] = name
+                    writes[kind] = names & fields[kind]
+        cls.handlers, cls.writes = handlers, writes
+        unwritten = dict(cls.unwritten)
+        for kind, written in writes.items():
+            known = written | cls.writes_everywhere | SHARED_WRITES
+            unwritten[kind] = tuple((n, d) for n, d in field_defaults(kind).items() if n not in known)
+        cls.unwritten = unwritten
 
     def __init__(self, framing: Framing | None = None) -> None:
         self.framing: Framing = framing or self.default_framing
@@ -124,6 +194,9 @@ class Encoder:
         self._text_head = b""
         self._reasoning_head = b""
         self._text_tail = b""
+        self._dispatch: dict[type[Event], Callable[[Any, list[bytes]], None]] = {
+            kind: getattr(self, name) for kind, name in self.handlers.items()
+        }
 
     # -- public API ---------------------------------------------------------------------
 
@@ -176,15 +249,7 @@ class Encoder:
 
     def _fast_text(self, event: TextDelta) -> bytes | None:
         """The framed bytes of a text delta that needs nothing else; ``None`` otherwise."""
-        if (
-            self._text_ready
-            and event.message_id is UNSET
-            and not event.synthetic
-            and event.part_id is UNSET
-            and event.extra is UNSET
-            and event.verbatim is UNSET
-            and event.event_id is UNSET
-        ):
+        if self._text_ready and msgspec.structs.astuple(event)[1:] == _TEXT_REST:  # every field but the text unset
             return self._text_head + json_encode(event.text) + self._text_tail
         return None
 
@@ -197,7 +262,12 @@ class Encoder:
         self._owed = False
 
     def _handle(self, event: Event, parts: list[bytes]) -> None:
-        raise NotImplementedError
+        """Write an event through its type's handler; a type without one travels in a carrier."""
+        handler = self._dispatch.get(type(event))
+        if handler is None:
+            self._put(parts, event, [], False)
+        else:
+            handler(event, parts)
 
     def _carrier_payload(self, event: Event, name: bytes, body: bytes) -> bytes:
         """The protocol's data part around a carrier's ``name`` (JSON) and ``body`` (the
@@ -212,6 +282,11 @@ class Encoder:
         this codec decoded with unknown fields inside go back as they came; another codec's
         such members make a carrier.
         """
+        if native:
+            for name, default in self.unwritten.get(type(event), ()):
+                if getattr(event, name) != default:  # no handler writes it: carried, never dropped
+                    native = False
+                    break
         if event.verbatim is not UNSET:
             if event.verbatim.origin == self.codec:
                 payloads = verbatim_payloads(payloads, event.verbatim.members)

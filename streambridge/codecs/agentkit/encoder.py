@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -33,7 +33,7 @@ from ...events import (
     Usage,
 )
 from ..carrier import as_received
-from ..encoder import Encoder
+from ..encoder import Encoder, handles
 from ..envelope import json_encode, raw_str, splice_extra
 from ..synthetic import invented_call, invented_start
 from ..terminals import canonical_failure, default_failure
@@ -62,7 +62,9 @@ from .wire import (
 )
 
 #: structure agentkit has no place for: dropped when synthetic, carried otherwise.
-_STRUCTURE = frozenset((StepStart, StepFinish, TextStart, TextEnd, ReasoningStart, ReasoningEnd))
+_STRUCTURE: frozenset[type[Event]] = frozenset(
+    (StepStart, StepFinish, TextStart, TextEnd, ReasoningStart, ReasoningEnd)
+)
 
 
 def _failure_out(f: Failure | UnsetType) -> AgentFailure | UnsetType:
@@ -111,8 +113,42 @@ def _usage_out(u: Usage | UnsetType) -> tuple[AgentUsage | UnsetType, bool]:
 _KIND_APPROVAL: dict[ToolKind | UnsetType, bool | UnsetType] = {"action": True, "read": False}
 
 
+_TOOL_CALL_WRITES = (
+    "call_id",
+    "name",
+    "input",
+    "arguments_json",
+    "tool_kind",
+    "parent_id",
+    "status",
+    "started_at",
+    "ended_at",
+    "result_text",
+    "failure",
+    "signature",
+    "synthetic",
+)
+_TERMINAL_WRITES = (
+    "status",
+    "text",
+    "usage",
+    "failure",
+    "provider",
+    "model",
+    "guarded",
+    "correlation_id",
+    "turn_id",
+    "result",
+    "error_info",
+    "synthetic",
+)
+
+
 class AgentkitEncoder(Encoder):
     codec = "agentkit"
+    # every agentkit event names its message (the turn's primary one when the event has none),
+    # and unknown members are spliced back by _wire
+    writes_everywhere = frozenset({"extra", "message_id"})
 
     def __init__(self, framing: Literal["sse", "ndjson"] | None = None) -> None:
         super().__init__(framing)
@@ -161,57 +197,60 @@ class AgentkitEncoder(Encoder):
         if type(event) is not RunStart:
             self._handle(RunStart(synthetic=True), parts)
 
-    # ``e`` is Any: each branch below knows its type from ``type(e)`` (mypy cannot narrow by it)
-    def _handle(self, e: Any, parts: list[bytes]) -> None:
-        t = type(e)
-        if t is TextDelta:
-            if e.synthetic and e.message_id is UNSET:
-                return  # made from result.text by a decoder: turn_end says it again
-            self._put(parts, e, [self._wire(TextDeltaW(message_id=self._mid(e), text=e.text), e)], e.part_id is UNSET)
-        elif t is ReasoningDelta:
-            self._put(
-                parts,
-                e,
-                [self._wire(ThinkingDeltaW(message_id=self._mid(e), text=e.text), e)],
-                _plain(e) and e.part_id is UNSET,
-            )
-        elif t in _STRUCTURE:  # agentkit has no place for it: dropped when synthetic, else carried
-            if not e.synthetic:
-                self._put(parts, e, [], False)
-        elif t is RunStart:
-            self._run_start(e, parts)
-        elif t is ToolCall:
-            self._tool_call(e, parts)
-        elif t is ToolOutput:
-            self._tool_output(e, parts)
-        elif t is ToolError:
-            self._tool_error(e, parts)
-        elif t is ToolDenied:
-            w = ToolResultW(
-                message_id=self._mid(e),
-                call_id=e.call_id,
-                status="denied",
-                result_text=e.reason,
-                failure=_failure_out(e.failure),
-            )
-            self._put(parts, e, [self._wire(w, e)], _plain(e) and _failure_native(e.failure))
-        elif t is Sources:
-            sources = [AgentSource(**msgspec.structs.asdict(s)) for s in e.sources]
-            self._put(parts, e, [self._wire(SourcesW(message_id=self._mid(e), sources=sources), e)], _plain(e))
-        elif t is Citation:
-            c = AgentCitation(marker=e.marker, source_id=e.source_id, start=e.start, end=e.end)
-            self._put(parts, e, [self._wire(CitationW(message_id=self._mid(e), citation=c), e)], _plain(e))
-        elif t is Suggestions:
-            self._put(parts, e, [self._wire(SuggestionsW(message_id=self._mid(e), prompts=e.prompts), e)], _plain(e))
-        elif t is Status:
-            self._put(parts, e, [self._wire(StatusW(message_id=self._mid(e), label=e.label), e)], _plain(e))
-        elif t is DataPart and e.origin == "agentkit":
+    @handles(TextDelta, writes=("text", "synthetic", "part_id"))
+    def _text_delta(self, e: TextDelta, parts: list[bytes]) -> None:
+        if e.synthetic and e.message_id is UNSET:
+            return  # made from result.text by a decoder: turn_end says it again
+        self._put(parts, e, [self._wire(TextDeltaW(message_id=self._mid(e), text=e.text), e)], e.part_id is UNSET)
+
+    @handles(ReasoningDelta, writes=("text", "synthetic", "part_id"))
+    def _reasoning_delta(self, e: ReasoningDelta, parts: list[bytes]) -> None:
+        w = ThinkingDeltaW(message_id=self._mid(e), text=e.text)
+        self._put(parts, e, [self._wire(w, e)], _plain(e) and e.part_id is UNSET)
+
+    @handles(*_STRUCTURE, writes=("synthetic",))
+    def _structure(self, e: Event, parts: list[bytes]) -> None:
+        """agentkit has no place for it: dropped when synthetic, else carried."""
+        if not e.synthetic:
+            self._put(parts, e, [], False)
+
+    @handles(ToolDenied, writes=("call_id", "reason", "failure", "synthetic"))
+    def _denied(self, e: ToolDenied, parts: list[bytes]) -> None:
+        w = ToolResultW(
+            message_id=self._mid(e),
+            call_id=e.call_id,
+            status="denied",
+            result_text=e.reason,
+            failure=_failure_out(e.failure),
+        )
+        self._put(parts, e, [self._wire(w, e)], _plain(e) and _failure_native(e.failure))
+
+    @handles(Sources, writes=("sources", "synthetic"))
+    def _sources(self, e: Sources, parts: list[bytes]) -> None:
+        sources = [AgentSource(**msgspec.structs.asdict(s)) for s in e.sources]
+        self._put(parts, e, [self._wire(SourcesW(message_id=self._mid(e), sources=sources), e)], _plain(e))
+
+    @handles(Citation, writes=("marker", "source_id", "start", "end", "synthetic"))
+    def _citation(self, e: Citation, parts: list[bytes]) -> None:
+        c = AgentCitation(marker=e.marker, source_id=e.source_id, start=e.start, end=e.end)
+        self._put(parts, e, [self._wire(CitationW(message_id=self._mid(e), citation=c), e)], _plain(e))
+
+    @handles(Suggestions, writes=("prompts", "synthetic"))
+    def _suggestions(self, e: Suggestions, parts: list[bytes]) -> None:
+        self._put(parts, e, [self._wire(SuggestionsW(message_id=self._mid(e), prompts=e.prompts), e)], _plain(e))
+
+    @handles(Status, writes=("label", "synthetic"))
+    def _status(self, e: Status, parts: list[bytes]) -> None:
+        self._put(parts, e, [self._wire(StatusW(message_id=self._mid(e), label=e.label), e)], _plain(e))
+
+    @handles(DataPart, writes=("name", "origin", "data", "id", "transient"))
+    def _data(self, e: DataPart, parts: list[bytes]) -> None:
+        if e.origin == "agentkit":  # one of agentkit's own frames, kept whole: written back as it came
             self._put(parts, e, [bytes(e.data)], as_received(e))
-        elif t is Terminal:
-            self._terminal(e, parts)
         else:
             self._put(parts, e, [], False)
 
+    @handles(RunStart, writes=("run_id", "resumed", "thread_id", "model", "provider", "correlation_id", "synthetic"))
     def _run_start(self, e: RunStart, parts: list[bytes]) -> None:
         if self._turn:
             self._put(parts, e, [], False)  # a second run start: agentkit has one turn per stream
@@ -235,6 +274,7 @@ class AgentkitEncoder(Encoder):
         native = native and e.message_id != "msg-" + self._turn  # the derived id is read back as UNSET
         self._put(parts, e, [self._wire(w, e)], native)
 
+    @handles(ToolCall, writes=_TOOL_CALL_WRITES)
     def _tool_call(self, e: ToolCall, parts: list[bytes]) -> None:
         native = _plain(e) and e.parent_id is UNSET and e.signature is UNSET and _failure_native(e.failure)
         # the status that follows from the tool kind is read back as UNSET (canonical form)
@@ -266,6 +306,7 @@ class AgentkitEncoder(Encoder):
             parts, carried, [self._wire(ToolCallW(message_id=self._mid(e), call=call), e)], native or invented_call(e)
         )
 
+    @handles(ToolOutput, writes=("call_id", "output", "is_error", "synthetic"))
     def _tool_output(self, e: ToolOutput, parts: list[bytes]) -> None:
         raw = bytes(e.output)
         native = _plain(e) and e.is_error is UNSET
@@ -280,6 +321,7 @@ class AgentkitEncoder(Encoder):
         w = ToolResultW(message_id=self._mid(e), call_id=e.call_id, status="succeeded", result_text=text)
         self._put(parts, e, [self._wire(w, e)], native)
 
+    @handles(ToolError, writes=("call_id", "error", "failure", "output", "synthetic"))
     def _tool_error(self, e: ToolError, parts: list[bytes]) -> None:
         native = _plain(e) and _failure_native(e.failure)
         # the failure agentkit writes for a bare error is read back as UNSET (canonical form)
@@ -297,6 +339,7 @@ class AgentkitEncoder(Encoder):
         w = ToolResultW(message_id=self._mid(e), call_id=e.call_id, status="failed", result_text=text, failure=failure)
         self._put(parts, e, [self._wire(w, e)], native)
 
+    @handles(Terminal, writes=_TERMINAL_WRITES)
     def _terminal(self, e: Terminal, parts: list[bytes]) -> None:
         usage, usage_native = _usage_out(e.usage)
         failure = e.failure

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -32,7 +32,7 @@ from ...events import (
     Usage,
 )
 from ..carrier import Payload, as_received
-from ..encoder import Encoder
+from ..encoder import Encoder, handles
 from ..envelope import parse_arguments, splice_extra
 from ..synthetic import invented_call, invented_start
 from ..terminals import DEFAULT_MESSAGES, STATUS_CODES, canonical_failure, status_for_code
@@ -96,8 +96,39 @@ _STEP_START_FRAME = b'{"kind":"step-start"}'
 _STEP_FINISH_FRAME = b'{"kind":"step-finish"}'
 
 
+_TOOL_CALL_WRITES = (
+    "call_id",
+    "name",
+    "input",
+    "arguments_json",
+    "tool_kind",
+    "parent_id",
+    "status",
+    "started_at",
+    "ended_at",
+    "result_text",
+    "failure",
+    "signature",
+)
+_TERMINAL_WRITES = (
+    "status",
+    "text",
+    "usage",
+    "failure",
+    "provider",
+    "model",
+    "guarded",
+    "correlation_id",
+    "turn_id",
+    "result",
+    "error_info",
+)
+
+
 class NestEncoder(Encoder):
     codec = "nest"
+    # _plain decides about the fields every event has; _wire splices unknown members back
+    writes_everywhere = frozenset({"message_id", "synthetic", "extra"})
     _says_input_start = True
 
     def __init__(self, framing: Literal["sse", "ndjson"] | None = None, *, sequence_ids: bool = False) -> None:
@@ -224,85 +255,121 @@ class NestEncoder(Encoder):
 
     # -- events --------------------------------------------------------------------------
 
-    # ``e`` is Any: each branch below knows its type from ``type(e)`` (mypy cannot narrow by it)
-    def _handle(self, e: Any, parts: list[bytes]) -> None:
+    def _handle(self, e: Event, parts: list[bytes]) -> None:
         t = type(e)
-        if t is StepStart or t is StepFinish:
-            self._step(e, parts)
-            return
-        if t is DataPart and e.origin == "nest" and e.name == "cancelled":
-            self._cancelled_frame = bytes(e.data)
-            return  # written with the terminal (a reader sees no event for it)
-        self._prelude(e, parts)
-        if t is TextDelta or t is ReasoningDelta:
-            w: _K = TextW(text=e.text) if t is TextDelta else ReasoningW(text=e.text)
-            self._put(parts, e, [self._wire(w, e)], _plain(e) and e.part_id is UNSET)
-        elif t is RunStart:
-            if e is not self._first:
-                self._put(parts, e, [], False)
-        elif t is ToolInputStart:
-            self._tool_in_step = True
-            w = ToolInputStartW(id=e.call_id, name=e.name, tool_kind=_kind_out(e.tool_kind), parent_id=e.parent_id)
-            self._put(parts, e, [self._wire(w, e)], invented_call(e) or (_plain(e) and e.tool_kind != "read"))
-        elif t is ToolInputDelta:
-            self._put(parts, e, [self._wire(ToolInputDeltaW(id=e.call_id, delta=e.delta), e)], _plain(e))
-        elif t is ToolCall:
-            self._tool_call(e, parts)
-        elif t is ToolOutput:
-            native = _plain(e) and e.is_error is UNSET
-            self._put(parts, e, [self._wire(ToolOutputW(id=e.call_id, output=e.output), e)], native)
-        elif t is ToolError:
-            native = _plain(e) and e.failure is UNSET and e.output is UNSET and e.error != REJECTED
-            self._put(parts, e, [self._wire(ToolOutputErrorW(id=e.call_id, error=e.error), e)], native)
-        elif t is ToolDenied:
-            self._denied(e, parts)
-        elif t is ToolApprovalRequest:
-            self._approvals.add(e.call_id)
-            w = ApprovalRequestedW(
-                id=e.call_id,
-                approver=e.approver if e.approver is not UNSET else "requester",
-                expires_at=e.expires_at,
-                reason=e.reason,
-                confirmation=e.confirmation,
-                target=e.target,
-            )
-            self._put(parts, e, [self._wire(w, e)], _plain(e) and e.approver is not UNSET)
-        elif t is ToolApprovalSettled:
-            self._approvals.add(e.call_id)
-            w = ApprovalSettledW(
-                id=e.call_id,
-                status=e.status,
-                approver=e.approver,
-                decided_by=e.decided_by,
-                decided_via=e.decided_via,
-                remember=e.remember,
-                reason=e.reason,
-            )
-            self._put(parts, e, [self._wire(w, e)], _plain(e))
-        elif t is UiComponent:
-            w = UiW(
-                id=e.ui_id,
-                component=e.component,
-                props=e.props,
-                version=e.version,
-                tool_call_id=e.tool_call_id,
-                fallback_text=e.fallback_text,
-                component_versions=e.component_versions,
-                partial=e.partial,
-            )
-            self._put(parts, e, [self._wire(w, e)], _plain(e))
-        elif t is Elicitation:
-            self._put(parts, e, [self._wire(ElicitationW(id=e.call_id, request=e.request), e)], _plain(e))
-        elif t is Title:
-            self._put(parts, e, [self._wire(TitleW(title=e.title), e)], _plain(e))
-        elif t is MessageMetadata:
-            self._put(parts, e, [self._wire(MessageMetadataW(metadata=e.metadata), e)], _plain(e))
-        elif t is Queue:
-            self._put(parts, e, [self._wire(QueueW(queue=e.queue, started=e.started), e)], _plain(e))
-        elif t is DataPart and e.origin == "nest":
+        if t is not StepStart and t is not StepFinish:  # (a bracket decides its step itself)
+            if t is DataPart and e.origin == "nest" and e.name == "cancelled":  # type: ignore[attr-defined]
+                self._cancelled_frame = bytes(e.data)  # type: ignore[attr-defined]
+                return  # written with the terminal (a reader sees no event for it)
+            self._prelude(e, parts)
+        super()._handle(e, parts)
+
+    @handles(TextDelta, ReasoningDelta, writes=("text", "part_id"))
+    def _delta(self, e: TextDelta | ReasoningDelta, parts: list[bytes]) -> None:
+        w: _K = TextW(text=e.text) if type(e) is TextDelta else ReasoningW(text=e.text)
+        self._put(parts, e, [self._wire(w, e)], _plain(e) and e.part_id is UNSET)
+
+    @handles(RunStart, writes=("run_id", "resumed", "thread_id", "model", "provider", "correlation_id"))
+    def _run_start(self, e: RunStart, parts: list[bytes]) -> None:
+        if e is not self._first:  # the first one is the meta frame (_begin)
+            self._put(parts, e, [], False)
+
+    @handles(ToolInputStart, writes=("call_id", "name", "tool_kind", "parent_id"))
+    def _input_start(self, e: ToolInputStart, parts: list[bytes]) -> None:
+        self._tool_in_step = True
+        w = ToolInputStartW(id=e.call_id, name=e.name, tool_kind=_kind_out(e.tool_kind), parent_id=e.parent_id)
+        self._put(parts, e, [self._wire(w, e)], invented_call(e) or (_plain(e) and e.tool_kind != "read"))
+
+    @handles(ToolInputDelta, writes=("call_id", "delta"))
+    def _input_delta(self, e: ToolInputDelta, parts: list[bytes]) -> None:
+        self._put(parts, e, [self._wire(ToolInputDeltaW(id=e.call_id, delta=e.delta), e)], _plain(e))
+
+    @handles(ToolOutput, writes=("call_id", "output", "is_error"))
+    def _tool_output(self, e: ToolOutput, parts: list[bytes]) -> None:
+        native = _plain(e) and e.is_error is UNSET
+        self._put(parts, e, [self._wire(ToolOutputW(id=e.call_id, output=e.output), e)], native)
+
+    @handles(ToolError, writes=("call_id", "error", "failure", "output"))
+    def _tool_error(self, e: ToolError, parts: list[bytes]) -> None:
+        native = _plain(e) and e.failure is UNSET and e.output is UNSET and e.error != REJECTED
+        self._put(parts, e, [self._wire(ToolOutputErrorW(id=e.call_id, error=e.error), e)], native)
+
+    @handles(ToolApprovalRequest, writes=("call_id", "approver", "expires_at", "reason", "confirmation", "target"))
+    def _approval_request(self, e: ToolApprovalRequest, parts: list[bytes]) -> None:
+        self._approvals.add(e.call_id)
+        w = ApprovalRequestedW(
+            id=e.call_id,
+            approver=e.approver if e.approver is not UNSET else "requester",
+            expires_at=e.expires_at,
+            reason=e.reason,
+            confirmation=e.confirmation,
+            target=e.target,
+        )
+        self._put(parts, e, [self._wire(w, e)], _plain(e) and e.approver is not UNSET)
+
+    @handles(
+        ToolApprovalSettled,
+        writes=("call_id", "status", "approver", "decided_by", "decided_via", "remember", "reason"),
+    )
+    def _approval_settled(self, e: ToolApprovalSettled, parts: list[bytes]) -> None:
+        self._approvals.add(e.call_id)
+        w = ApprovalSettledW(
+            id=e.call_id,
+            status=e.status,
+            approver=e.approver,
+            decided_by=e.decided_by,
+            decided_via=e.decided_via,
+            remember=e.remember,
+            reason=e.reason,
+        )
+        self._put(parts, e, [self._wire(w, e)], _plain(e))
+
+    @handles(
+        UiComponent,
+        writes=(
+            "ui_id",
+            "component",
+            "props",
+            "version",
+            "tool_call_id",
+            "fallback_text",
+            "component_versions",
+            "partial",
+        ),
+    )
+    def _ui(self, e: UiComponent, parts: list[bytes]) -> None:
+        w = UiW(
+            id=e.ui_id,
+            component=e.component,
+            props=e.props,
+            version=e.version,
+            tool_call_id=e.tool_call_id,
+            fallback_text=e.fallback_text,
+            component_versions=e.component_versions,
+            partial=e.partial,
+        )
+        self._put(parts, e, [self._wire(w, e)], _plain(e))
+
+    @handles(Elicitation, writes=("call_id", "request"))
+    def _elicitation(self, e: Elicitation, parts: list[bytes]) -> None:
+        self._put(parts, e, [self._wire(ElicitationW(id=e.call_id, request=e.request), e)], _plain(e))
+
+    @handles(Title, writes=("title",))
+    def _title(self, e: Title, parts: list[bytes]) -> None:
+        self._put(parts, e, [self._wire(TitleW(title=e.title), e)], _plain(e))
+
+    @handles(MessageMetadata, writes=("metadata",))
+    def _message_metadata(self, e: MessageMetadata, parts: list[bytes]) -> None:
+        self._put(parts, e, [self._wire(MessageMetadataW(metadata=e.metadata), e)], _plain(e))
+
+    @handles(Queue, writes=("queue", "started"))
+    def _queue(self, e: Queue, parts: list[bytes]) -> None:
+        self._put(parts, e, [self._wire(QueueW(queue=e.queue, started=e.started), e)], _plain(e))
+
+    @handles(DataPart, writes=("name", "origin", "data", "id", "transient"))
+    def _data(self, e: DataPart, parts: list[bytes]) -> None:
+        if e.origin == "nest":  # one of nest's own frames, kept whole: written back as it came
             self._put(parts, e, [bytes(e.data)], e.message_id is UNSET and as_received(e))
-        elif t is Terminal:
-            self._terminal(e, parts)
         else:
             self._put(parts, e, [], False)
 
@@ -320,6 +387,7 @@ class NestEncoder(Encoder):
             self._announce(e.call_id, parts)  # type: ignore[attr-defined]
         self._reader(t, parts)
 
+    @handles(StepStart, StepFinish, writes=("usage", "cost_usd", "reasoning_ms", "model"))
     def _step(self, e: Event, parts: list[bytes]) -> None:
         """A source's step bracket. A synthetic one is implied structure (a nest decoder reads
         only brackets its encoder would write itself so): the step opens or closes here as the
@@ -336,6 +404,7 @@ class NestEncoder(Encoder):
         self._set_step(open_=t is StepStart)
         self._bracket(t, e, parts)
 
+    @handles(ToolDenied, writes=("call_id", "reason", "failure"))
     def _denied(self, e: ToolDenied, parts: list[bytes]) -> None:
         """A denial in the generation the stream speaks: ``tool-output-denied`` where the call
         went through the newer approval frames, else the published ``tool-output-error`` with
@@ -347,6 +416,7 @@ class NestEncoder(Encoder):
             w = ToolOutputErrorW(id=e.call_id, error=REJECTED)
             self._put(parts, e, [self._wire(w, e)], native and e.reason is UNSET)
 
+    @handles(ToolCall, writes=_TOOL_CALL_WRITES)
     def _tool_call(self, e: ToolCall, parts: list[bytes]) -> None:
         self._tool_in_step = True
         native = (
@@ -373,6 +443,7 @@ class NestEncoder(Encoder):
         )
         self._put(parts, carried, [self._wire(w, e)], native or invented_call(e))
 
+    @handles(Terminal, writes=_TERMINAL_WRITES)
     def _terminal(self, e: Terminal, parts: list[bytes]) -> None:
         frames: list[Payload] = []
         failure = e.failure

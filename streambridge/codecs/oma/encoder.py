@@ -28,7 +28,7 @@ from ...events import (
 )
 from ..carrier import as_received
 from ..decoder import Decoder
-from ..encoder import Encoder
+from ..encoder import Encoder, handles
 from ..envelope import (
     json_encode,
     parse_arguments,
@@ -50,12 +50,48 @@ from .wire import (
 )
 
 #: structure oma has no place for: dropped when synthetic, carried otherwise.
-_STRUCTURE = frozenset((RunStart, StepStart, StepFinish, TextStart, TextEnd, ReasoningStart, ReasoningEnd))
+_STRUCTURE: frozenset[type[Event]] = frozenset(
+    (RunStart, StepStart, StepFinish, TextStart, TextEnd, ReasoningStart, ReasoningEnd)
+)
+
+
+_TOOL_CALL_WRITES = (
+    "call_id",
+    "name",
+    "input",
+    "arguments_json",
+    "signature",
+    "message_id",
+    "synthetic",
+    "tool_kind",
+    "parent_id",
+    "status",
+    "started_at",
+    "ended_at",
+    "result_text",
+    "failure",
+)
+_TERMINAL_WRITES = (
+    "status",
+    "text",
+    "usage",
+    "failure",
+    "model",
+    "result",
+    "error_info",
+    "message_id",
+    "synthetic",
+    "provider",
+    "guarded",
+    "correlation_id",
+    "turn_id",
+)
 
 
 class OmaEncoder(Encoder):
     codec = "oma"
     default_framing = "ndjson"
+    writes_everywhere = frozenset({"extra"})  # unknown members spliced back by _write
 
     def __init__(self, framing: Literal["sse", "ndjson"] | None = None) -> None:
         super().__init__(framing)
@@ -81,33 +117,36 @@ class OmaEncoder(Encoder):
         return payload
 
     def _handle(self, e: Event, parts: list[bytes]) -> None:
-        t = type(e)
-        if t in LEDGER_EVENTS:
-            self._ledger.see(e)  # type: ignore[arg-type]  # e is one of them: mypy cannot narrow e from t = type(e)
-        if t is TextDelta or t is ReasoningDelta:
-            kind = b"text" if t is TextDelta else b"reasoning"
-            native = e.message_id is UNSET and not e.synthetic and e.part_id is UNSET  # type: ignore[attr-defined]
-            self._put(parts, e, [self._write(kind, json_encode(e.text), e)], native)  # type: ignore[attr-defined]
-        elif t in _STRUCTURE:  # oma has no place for it: dropped when synthetic, else carried
-            if not e.synthetic:
-                self._put(parts, e, [], False)
-        elif t is ToolCall:
-            self._tool_call(e, parts)  # type: ignore[arg-type]
-        elif t is ToolOutput:
-            self._tool_output(e, parts)  # type: ignore[arg-type]
-        elif t is ToolError:
-            self._tool_error(e, parts)  # type: ignore[arg-type]
-        elif t is ToolDenied:
-            content = json_encode(e.reason if e.reason is not UNSET else "denied")  # type: ignore[attr-defined]
-            block = ToolResultBlock(tool_use_id=e.call_id, content=Raw(content), is_error=True)  # type: ignore[attr-defined]
-            self._put(parts, e, [self._write(b"tool_result", encode(block), e)], False)
-        elif t is DataPart and e.origin == "oma":  # type: ignore[attr-defined]
-            self._put(parts, e, [bytes(e.data)], e.message_id is UNSET and as_received(e))  # type: ignore[attr-defined, arg-type]  # e is a DataPart (t = type(e))
-        elif t is Terminal:
-            self._terminal(e, parts)  # type: ignore[arg-type]
+        if type(e) in LEDGER_EVENTS:  # the done payload lists the run's tool calls
+            self._ledger.see(e)  # type: ignore[arg-type]  # one of them: mypy cannot narrow e from type(e)
+        super()._handle(e, parts)
+
+    @handles(TextDelta, ReasoningDelta, writes=("text", "message_id", "synthetic", "part_id"))
+    def _delta(self, e: TextDelta | ReasoningDelta, parts: list[bytes]) -> None:
+        kind = b"text" if type(e) is TextDelta else b"reasoning"
+        native = e.message_id is UNSET and not e.synthetic and e.part_id is UNSET
+        self._put(parts, e, [self._write(kind, json_encode(e.text), e)], native)
+
+    @handles(*_STRUCTURE, writes=("synthetic",))
+    def _structure(self, e: Event, parts: list[bytes]) -> None:
+        """oma has no place for it: dropped when synthetic, else carried."""
+        if not e.synthetic:
+            self._put(parts, e, [], False)
+
+    @handles(ToolDenied, writes=("call_id", "reason"))
+    def _denied(self, e: ToolDenied, parts: list[bytes]) -> None:
+        content = json_encode(e.reason if e.reason is not UNSET else "denied")
+        block = ToolResultBlock(tool_use_id=e.call_id, content=Raw(content), is_error=True)
+        self._put(parts, e, [self._write(b"tool_result", encode(block), e)], False)
+
+    @handles(DataPart, writes=("name", "origin", "data", "id", "transient", "message_id"))
+    def _data(self, e: DataPart, parts: list[bytes]) -> None:
+        if e.origin == "oma":  # one of oma's own frames, kept whole: written back as it came
+            self._put(parts, e, [bytes(e.data)], e.message_id is UNSET and as_received(e))
         else:
             self._put(parts, e, [], False)
 
+    @handles(ToolCall, writes=_TOOL_CALL_WRITES)
     def _tool_call(self, e: ToolCall, parts: list[bytes]) -> None:
         native = (
             e.message_id is UNSET
@@ -132,6 +171,7 @@ class OmaEncoder(Encoder):
         block = ToolUseBlock(id=e.call_id, name=e.name, input=raw_input, signature=e.signature)
         self._put(parts, carried, [self._write(b"tool_use", encode(block), e)], native or invented_call(e))
 
+    @handles(ToolOutput, writes=("call_id", "output", "is_error", "message_id", "synthetic"))
     def _tool_output(self, e: ToolOutput, parts: list[bytes]) -> None:
         raw = bytes(e.output)
         native = e.message_id is UNSET and not e.synthetic
@@ -142,6 +182,7 @@ class OmaEncoder(Encoder):
         block = ToolResultBlock(tool_use_id=e.call_id, content=Raw(content), is_error=e.is_error)
         self._put(parts, e, [self._write(b"tool_result", encode(block), e)], native)
 
+    @handles(ToolError, writes=("call_id", "error", "failure", "output", "message_id", "synthetic"))
     def _tool_error(self, e: ToolError, parts: list[bytes]) -> None:
         native = e.message_id is UNSET and not e.synthetic and e.failure is UNSET
         if e.output is not UNSET:
@@ -152,6 +193,7 @@ class OmaEncoder(Encoder):
         block = ToolResultBlock(tool_use_id=e.call_id, content=Raw(content), is_error=True)
         self._put(parts, e, [self._write(b"tool_result", encode(block), e)], native)
 
+    @handles(Terminal, writes=_TERMINAL_WRITES)
     def _terminal(self, e: Terminal, parts: list[bytes]) -> None:
         native = (
             e.message_id is UNSET

@@ -1,0 +1,124 @@
+"""Encoders dispatch through handler tables whose handlers declare the model fields they write;
+the shared encoder carries an event with a field set that no handler writes, so a field added to
+the model later is carried, never dropped."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from streambridge.codecs import REGISTRY, get
+from streambridge.codecs.encoder import SHARED_WRITES, Encoder, field_defaults, handles
+from streambridge.events import EVENT_TYPES, Event, Terminal
+
+from .model_strategies import alone
+
+SETTINGS = settings(deadline=None, max_examples=3)
+
+
+def _fields(kind: type[Event]) -> set[str]:
+    return {f.name for f in msgspec.structs.fields(kind)}
+
+
+@pytest.mark.parametrize("codec", list(REGISTRY))
+def test_every_handler_declares_fields_of_its_own_event_types(codec: str) -> None:
+    encoder = get(codec).encoder_class
+    assert encoder.handlers, f"{codec} declares no handlers"
+    for kind, names in encoder.writes.items():
+        assert names <= _fields(kind), f"{codec}: {kind.__name__} declares {sorted(names - _fields(kind))}"
+    assert encoder.writes_everywhere <= _fields(Event)
+
+
+def _probe(encoder: type[Encoder], kind: type[Event], name: str) -> type[Encoder]:
+    """The encoder as if its handler of ``kind`` did not know the field ``name`` (a field added
+    to the model after the handler was written): the handler sees the event without it, and its
+    declaration does not name it; ``_put`` gets the event as it came (also when the handler held
+    the event back and writes it later)."""
+    default = field_defaults(kind)[name]
+
+    class Unaware(encoder):  # type: ignore[valid-type, misc]
+        def _handle(self, event: Event, parts: list[bytes]) -> None:
+            if type(event) is kind and getattr(event, name) != default:
+                seen = msgspec.structs.replace(event, **{name: default})
+                self.__dict__.setdefault("wholes", {})[id(seen)] = (seen, event)
+                event = seen
+            super()._handle(event, parts)
+
+        def _put(self, parts: list[bytes], event: Event, payloads: list, native: bool) -> None:
+            kept = self.__dict__.get("wholes", {}).get(id(event))
+            if kept is not None and kept[0] is event:
+                event = kept[1]
+            super()._put(parts, event, payloads, native)
+
+    # (after the class is made: making it derives ``unwritten`` from the declarations again)
+    Unaware.unwritten = {**encoder.unwritten, kind: (*encoder.unwritten.get(kind, ()), (name, default))}
+    return Unaware
+
+
+#: the ids that link events (an outcome to its call): never a field a handler could miss
+LINKS = frozenset({"call_id", "tool_call_id"})
+WRITTEN = sorted(
+    (codec, kind.__name__, name)
+    for codec, c in REGISTRY.items()
+    for kind, names in c.encoder_class.writes.items()
+    for name in sorted(names | c.encoder_class.writes_everywhere)
+    if name in _fields(kind) and name not in SHARED_WRITES | LINKS and kind in EVENT_TYPES.values()
+)
+
+
+@pytest.mark.parametrize(("codec", "kind", "name"), WRITTEN, ids=[".".join(w) for w in WRITTEN])
+@SETTINGS
+@given(data=st.data())
+def test_a_field_no_handler_writes_is_carried_never_dropped(
+    codec: str, kind: str, name: str, data: st.DataObject
+) -> None:
+    cls = next(t for t in EVENT_TYPES.values() if t.__name__ == kind)
+    events = data.draw(alone(cls, (name,)))
+    c = get(codec)
+    unaware = _probe(c.encoder_class, cls, name)(c.default_framing)
+    written = unaware.encode(events) + unaware.close()
+    decoder = c.decoder(c.default_framing, strict=True)
+    back = decoder.feed(written) + decoder.close()
+    original = next(e for e in events if type(e) is cls)
+    value = getattr(original, name)
+    assert any(type(e) is cls and getattr(e, name) == value for e in back), f"{name}={value!r} lost: {back}"
+
+
+def test_an_event_type_without_a_handler_is_carried() -> None:
+    class Minimal(Encoder):
+        codec = "minimal"
+
+        def _carrier_payload(self, event: Event, name: bytes, body: bytes) -> bytes:
+            return b'{"type":' + name + b"," + body + b"}"
+
+    out = Minimal("ndjson").encode([Terminal(status="succeeded", text="hi")])
+    assert out == b'{"type":"data-terminal","event":{"type":"terminal","text":"hi"}}\n'
+
+
+def test_a_handler_cannot_declare_a_field_its_types_lack() -> None:
+    with pytest.raises(TypeError, match="lack: \\['nonsense'\\]"):
+
+        class Wrong(Encoder):
+            @handles(Terminal, writes=("status", "nonsense"))
+            def _end(self, event: Terminal, parts: list[bytes]) -> None:
+                pass
+
+
+def test_a_handler_declares_its_types_and_fields() -> None:
+    class Declared(Encoder):
+        codec = "declared"
+
+        @handles(Terminal, writes=("status", "text"))
+        def _end(self, event: Terminal, parts: list[bytes]) -> None:
+            self._put(parts, event, [b"{}"], True)
+
+        def _carrier_payload(self, event: Event, name: bytes, body: bytes) -> bytes:
+            return b'{"type":' + name + b"," + body + b"}"
+
+    assert Declared.handlers == {Terminal: "_end"}
+    assert dict(Declared.unwritten[Terminal])["model"] is msgspec.UNSET
+    assert Declared("ndjson").encode([Terminal(status="succeeded")]) == b"{}\n"  # nothing unwritten set
+    carried = Declared("ndjson").encode([Terminal(status="succeeded", model="m")])  # model: nobody writes it
+    assert carried == b'{"type":"data-terminal","covers":1,"event":{"type":"terminal","text":"","model":"m"}}\n{}\n'

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from streambridge.codecs import get
+from streambridge.codecs import REGISTRY, get
 from streambridge.events import Event, encode_event
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "golden"
 CAPTURES = ROOT / "tests" / "data" / "captures" / "nest"  # real server bytes, copied unchanged
-FILES = {"agentkit": "agentkit.sse", "nest": "nest.sse", "oma": "oma.ndjson"}
+#: each protocol's golden file: its name and its default framing's extension (protocols
+#: registered without goldens, such as the test protocol of test_adding_a_protocol, have none)
+FILES = {
+    c.name: file
+    for c in REGISTRY.values()
+    if (GOLDEN / "plain-text" / (file := f"{c.name}.{c.default_framing}")).exists()
+}
 CODECS = tuple(FILES)
 SCENARIOS = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir())
 

@@ -7,11 +7,16 @@ inside the package: a top-level ``codecs`` would shadow Python's own module.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+from importlib import import_module
+from importlib.metadata import entry_points
+
 from . import agentkit, nest, oma
 from .codec import Codec
 from .errors import StreamError
 
-__all__ = ["REGISTRY", "Codec", "StreamError", "get", "names", "register"]
+__all__ = ["REGISTRY", "Codec", "StreamError", "get", "load_plugins", "names", "register", "unregister"]
 
 REGISTRY: dict[str, Codec] = {}
 _ALIASES: dict[str, str] = {}
@@ -33,8 +38,23 @@ def unregister(name: str) -> None:
         _ALIASES.pop(alias, None)
 
 
+def load_plugins(environ: Mapping[str, str] = os.environ) -> None:
+    """Register the protocols installed as plugins: each entry point of the group
+    ``streambridge.protocols`` and each module named in ``STREAMBRIDGE_PROTOCOLS`` (comma-separated)
+    is a package whose ``CODEC`` joins the registry (see docs/adding-a-protocol.md)."""
+    modules = [ep.load() for ep in entry_points(group="streambridge.protocols")]
+    modules += [import_module(name.strip()) for name in environ.get(PLUGINS_VARIABLE, "").split(",") if name.strip()]
+    for module in modules:
+        codec = getattr(module, "CODEC", module)
+        if codec.name not in REGISTRY:
+            register(codec)
+
+
+PLUGINS_VARIABLE = "STREAMBRIDGE_PROTOCOLS"
+
 for _package in (agentkit, nest, oma):
     register(_package.CODEC)
+load_plugins()
 
 
 def names() -> list[str]:

@@ -194,8 +194,10 @@ class Encoder:
         self._text_head = b""
         self._reasoning_head = b""
         self._text_tail = b""
+        # bound from the class: an instance attribute of the same name cannot shadow a handler
+        cls = type(self)
         self._dispatch: dict[type[Event], Callable[[Any, list[bytes]], None]] = {
-            kind: getattr(self, name) for kind, name in self.handlers.items()
+            kind: getattr(cls, name).__get__(self, cls) for kind, name in self.handlers.items()
         }
 
     # -- public API ---------------------------------------------------------------------
@@ -262,12 +264,13 @@ class Encoder:
         self._owed = False
 
     def _handle(self, event: Event, parts: list[bytes]) -> None:
-        """Write an event through its type's handler; a type without one travels in a carrier."""
+        """Write an event through its type's handler. A type without one travels in a carrier;
+        a synthetic one (structure a decoder implied) is dropped: no carrier describes it."""
         handler = self._dispatch.get(type(event))
-        if handler is None:
-            self._put(parts, event, [], False)
-        else:
+        if handler is not None:
             handler(event, parts)
+        elif not event.synthetic:
+            self._put(parts, event, [], False)
 
     def _carrier_payload(self, event: Event, name: bytes, body: bytes) -> bytes:
         """The protocol's data part around a carrier's ``name`` (JSON) and ``body`` (the

@@ -1,0 +1,1 @@
+"""Protocols that exist only for tests (see docs/adding-a-protocol.md)."""

@@ -1,0 +1,30 @@
+"""``lines``: a protocol made for the tests, as small as a protocol can be. It proves that a new
+protocol is one package: registered (``STREAMBRIDGE_PROTOCOLS=tests.protocols.lines`` or
+:func:`streambridge.codecs.register`), it goes through the laws, ``convert``, ``validate``,
+``replay --serve`` and the proxy with no other file edited (tests/test_adding_a_protocol.py).
+
+NDJSON, one JSON object per line: ``{"line": "<text>"}`` is a text delta, ``{"end": "<status>"}``
+the terminal. Everything else a source says travels in carriers (``{"carry": …}``).
+"""
+
+from __future__ import annotations
+
+from streambridge.codecs.codec import Codec
+
+from .decoder import LinesDecoder
+from .encoder import LinesEncoder
+from .http import SURFACE
+from .sniff import sniff
+
+__all__ = ["CODEC"]
+
+CODEC = Codec(
+    "lines",
+    "a test protocol: one line of text per frame",
+    LinesDecoder,
+    LinesEncoder,
+    "ndjson",
+    frozenset({"text", "terminal"}),
+    SURFACE,
+    sniff=sniff,
+)

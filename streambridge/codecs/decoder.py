@@ -92,7 +92,7 @@ class Decoder:
         self._out: list[Event] = []
         self._out_deltas: Callable[[list[str], bool, Sequence[bytes] | None], None] = lambda *run: None
         #: the message id a text wire must carry to be primary text; None when every text wire
-        #: of the protocol is (agentkit: its primary message, once known)
+        #: of the protocol is (a protocol whose every text names its message: the primary one, once known)
         self._text_owner: object = None
         self._whole = False  # the carrier just read is a terminal whose answer came whole
         self._calls: set[str] = set()  # tool calls announced so far

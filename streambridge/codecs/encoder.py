@@ -239,10 +239,10 @@ class Encoder:
 
     # -- for subclasses -----------------------------------------------------------------
 
-    #: the terminal says the whole answer itself (agentkit's ``result.text``), so text that a
+    #: the terminal says the whole answer itself (a result text), so text that a
     #: decoder made from a terminal needs no frames of its own
     _terminal_says_text: ClassVar[bool] = False
-    #: the protocol streams tool input after a start of its own (nest); where it does not, a
+    #: the protocol streams tool input after a start of its own; where it does not, a
     #: carried input delta needs no invented start (its call is announced before its outcome)
     _says_input_start: ClassVar[bool] = False
 
@@ -321,7 +321,7 @@ class Encoder:
             parts.append(self._carry(event, 0, line_id))
 
     def _emit(self, payload: bytes, name: str, event_id: str = "") -> bytes:
-        """One framed frame, after its ``id:`` line when it has an id (nest numbers here)."""
+        """One framed frame, after its ``id:`` line when it has an id (an encoder numbering frames does so here)."""
         if not name and not event_id and self._sse and b"\n" not in payload and b"\r" not in payload:
             return b"data: " + payload + b"\n\n"
         return self._frame(payload, name, event_id)
@@ -356,7 +356,7 @@ class Encoder:
     # -- internals ----------------------------------------------------------------------
 
     def _write_whole_text(self, parts: list[bytes], *, for_terminal: bool) -> None:
-        """Text a decoder made from its source's terminal (agentkit's non-streaming answer):
+        """Text a decoder made from its source's terminal (a non-streamed answer):
         written as plain text frames that the terminal's carrier covers, so the terminal comes
         back as it was and no carrier describes the synthetic text. (Should anything else
         follow such text, it is written as it is.)"""

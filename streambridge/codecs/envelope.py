@@ -83,7 +83,7 @@ def parse_arguments(arguments: str | UnsetType) -> tuple[Raw, bool]:
 def decode_known(cls: type[_S], known: dict[str, Raw], kind: str) -> tuple[_S, dict[str, Raw]]:
     """Decode the known members of a frame whose unknown top-level members were set apart.
 
-    Members holding unknown fields deeper down (a new field inside nest's ``usage``) are
+    Members holding unknown fields deeper down (a new field inside a known ``usage``) are
     decoded for what is known, and come back as the second value, byte for byte, for the
     event's :class:`~streambridge.events.Verbatim`: nothing is lost.
     """

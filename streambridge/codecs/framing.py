@@ -322,7 +322,7 @@ class SSEParser(_Parser):
     @staticmethod
     def _all_numbered(data: bytes, rest: bytes, blocks: int) -> tuple[list[bytes], list[bytes]] | None:
         """When every complete block is an ``id:`` line of ASCII digits then one ``data:`` line
-        (newer nest numbers every event so): the data lines and the id lines. JSON holds no raw
+        (some servers number every event so): the data lines and the id lines. JSON holds no raw
         line end, so with three line ends per block the complete part splits into lines that
         must be id, data, blank, id, ...: each checked with C-level joins and counts."""
         end = len(data) - len(rest)
@@ -493,7 +493,7 @@ class NDJSONParser(_Parser):
     """Newline-delimited JSON: one frame per non-empty line (a trailing CR is dropped), after
     a leading BOM.
 
-    A last line without its newline is still delivered at ``close``: the nest server writes a
+    A last line without its newline is still delivered at ``close``: a server may write a
     final partial line the same way, and the codec decides whether it parses.
     """
 
@@ -699,7 +699,7 @@ def sse_frame(data: bytes, event: str = "", id: str = "") -> bytes:
 
 
 def ndjson_frame(data: bytes, event: str = "", id: str = "") -> bytes:
-    """One NDJSON line. A named event (nest ``meta``/``done``/``error``) becomes
+    """One NDJSON line. A named event (an SSE event with an ``event:`` name) becomes
     ``{"event":name,"data":payload}`` — streambridge's NDJSON form of an SSE event name."""
     if event:
         return b'{"event":"' + event.encode() + b'","data":' + data + b"}\n"

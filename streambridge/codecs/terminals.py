@@ -54,7 +54,7 @@ def read_terminal(event: Terminal) -> None:
 
 # -- the terminal ladder shared by every codec ---------------------------------------------
 
-#: status → the failure code used when a protocol only has ``code`` to say it (nest, oma).
+#: status → the failure code used when a protocol only has ``code`` to say it.
 STATUS_CODES: dict[str, str] = {
     "error": "run_failed",
     "blocked": "content_filter",

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
+from ..events import ToolCall
 from .errors import FrameProblem
 from .framing import (
     Frame,
@@ -78,6 +79,19 @@ def parse_arguments(arguments: str | UnsetType) -> tuple[Raw, bool]:
         return Raw(b"{}"), False
     value = data.strip(b" \t\n\r")
     return Raw(value), value == data
+
+
+def input_of(call: ToolCall, native: bool) -> tuple[Raw, bool, ToolCall]:
+    """For a protocol that writes a tool call's input as JSON: the input to write, whether the
+    call is still native, and the call to carry when it is not (in the spelling a decoder of
+    such a protocol reads: the input, parsed from argument text)."""
+    if call.input is not UNSET:
+        return call.input, native and call.arguments_json is UNSET, call
+    raw_input, ok = parse_arguments(call.arguments_json)
+    native = native and ok
+    if ok and not native:
+        return raw_input, False, msgspec.structs.replace(call, input=raw_input, arguments_json=UNSET)
+    return raw_input, native, call
 
 
 def decode_known(cls: type[_S], known: dict[str, Raw], kind: str) -> tuple[_S, dict[str, Raw]]:

@@ -33,7 +33,7 @@ from ...events import (
 )
 from ..carrier import Payload, as_received
 from ..encoder import Encoder, handles
-from ..envelope import parse_arguments, splice_extra
+from ..envelope import input_of, splice_extra
 from ..synthetic import invented_call, invented_start
 from ..terminals import DEFAULT_MESSAGES, STATUS_CODES, canonical_failure, status_for_code
 from .steps import STEP_STATE, StepJudge
@@ -429,15 +429,7 @@ class NestEncoder(Encoder):
             and e.failure is UNSET
             and e.signature is UNSET
         )
-        raw_input = e.input
-        carried = e
-        if raw_input is UNSET:
-            raw_input, ok = parse_arguments(e.arguments_json)
-            native = native and ok
-            if ok and not native:  # carried in the spelling the decoder reads: the input, parsed
-                carried = msgspec.structs.replace(e, input=raw_input, arguments_json=UNSET)
-        elif e.arguments_json is not UNSET:
-            native = False
+        raw_input, native, carried = input_of(e, native)
         w = ToolInputAvailableW(
             id=e.call_id, name=e.name, input=raw_input, tool_kind=_kind_out(e.tool_kind), parent_id=e.parent_id
         )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from ...events import (
@@ -30,8 +29,8 @@ from ..carrier import as_received
 from ..decoder import Decoder
 from ..encoder import Encoder, handles
 from ..envelope import (
+    input_of,
     json_encode,
-    parse_arguments,
     splice_extra,
 )
 from ..errors import FrameProblem
@@ -159,15 +158,7 @@ class OmaEncoder(Encoder):
             and e.result_text is UNSET
             and e.failure is UNSET
         )
-        raw_input = e.input
-        carried = e
-        if raw_input is UNSET:
-            raw_input, ok = parse_arguments(e.arguments_json)
-            native = native and ok
-            if ok and not native:  # carried in the spelling the decoder reads: the input, parsed
-                carried = msgspec.structs.replace(e, input=raw_input, arguments_json=UNSET)
-        elif e.arguments_json is not UNSET:
-            native = False
+        raw_input, native, carried = input_of(e, native)
         block = ToolUseBlock(id=e.call_id, name=e.name, input=raw_input, signature=e.signature)
         self._put(parts, carried, [self._write(b"tool_use", encode(block), e)], native or invented_call(e))
 

@@ -131,8 +131,9 @@ def render(recording: Recording, target: Codec | None, framing: str | None) -> P
             chunks = [translator.feed(piece) for piece in recording.pieces]
             chunks.append(translator.close())
     playback = Playback(recording, codec, out_framing, [c for c in chunks if c])
-    if codec.http.runs is not None and playback.chunks:  # the ids its run start announces, for the headers
-        playback.run_id, playback.thread_id = codec.run_ids(playback.chunks[0], out_framing)  # type: ignore[arg-type]
+    runs = codec.http.runs
+    if runs is not None and playback.chunks:  # the ids its run start announces, for the headers
+        playback.run_id, playback.thread_id = runs.read_ids(playback.chunks[0], out_framing)  # type: ignore[arg-type]  # an unchecked --framing, as above
     return playback
 
 

@@ -7,11 +7,10 @@ whose hooks are documented there), its framings, the event types it says nativel
 HTTP surface (:class:`~streambridge.codecs.http.HttpSurface`). The registry
 (``streambridge.codecs``) lists the packages; the proxy, the CLI and the law tests loop over it.
 
-Three hooks let the CLI name no protocol (each has a default, so a protocol gives only what it has):
+Two hooks let the CLI name no protocol (each has a default, so a protocol gives only what it has):
 ``sniff`` says how strongly a frame looks like the protocol (``streambridge`` picks the best of
-every registered codec), ``rules`` is the protocol's own part of ``streambridge validate`` (a
-:class:`Rules` subclass), and ``run_ids`` reads the ids a stream of a protocol with runs announces
-(what ``replay --serve`` repeats in the run id headers). All three stay sans-IO.
+every registered codec), and ``rules`` is the protocol's own part of ``streambridge validate`` (a
+:class:`Rules` subclass). Both stay sans-IO.
 """
 
 from __future__ import annotations
@@ -46,10 +45,6 @@ class Likeness(IntEnum):
 
 def _unlike(frame: Frame) -> int:
     return Likeness.NONE
-
-
-def _no_run_ids(head: bytes, framing: Framing) -> tuple[str | None, str | None]:
-    return None, None
 
 
 class RuleContext(Protocol):
@@ -137,9 +132,6 @@ class Codec:
     sniff: Callable[[Frame], int] = _unlike
     #: the protocol's own rules for ``streambridge validate`` (see :class:`Rules`)
     rules: type[Rules] = Rules
-    #: the (run id, thread id) a stream beginning with ``head`` announces, exactly as written; a
-    #: protocol with runs (``http.runs``) repeats them in its id headers
-    run_ids: Callable[[bytes, Framing], tuple[str | None, str | None]] = _no_run_ids
 
     def decoder(
         self,

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit, urlunsplit
 
+from .framing import Framing
 from .requests import BadRequest, ChatRequest
 
 __all__ = ["HttpSurface", "Runs", "join_url", "upstream_scheme_is_http"]
@@ -45,6 +46,9 @@ class Runs:
     thread_id_header: str
     #: the upstream URL that cancels run ``run_id`` of an upstream configured as ``upstream``
     upstream_cancel_url: Callable[[str, str], str]
+    #: the (run id, thread id) a stream beginning with ``head`` (in a framing) announces, exactly
+    #: as written: what a replay of it repeats in the id headers
+    read_ids: Callable[[bytes, Framing], tuple[str | None, str | None]]
 
 
 @dataclass(frozen=True)

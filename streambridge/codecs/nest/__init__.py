@@ -18,7 +18,6 @@ from __future__ import annotations
 from ..codec import COMMON_NATIVE, Codec
 from .decoder import NestDecoder
 from .encoder import NestEncoder
-from .frames import run_ids
 from .http import SURFACE
 from .rules import NestRules
 from .sniff import sniff
@@ -52,5 +51,4 @@ CODEC = Codec(
     aliases=("adonis",),
     sniff=sniff,
     rules=NestRules,
-    run_ids=run_ids,
 )

@@ -23,6 +23,7 @@ from ..requests import (
     or_unset,
     request_dropped,
 )
+from .frames import run_ids
 
 __all__ = ["SURFACE", "NestAttachment", "NestChat", "build_request", "parse_request", "upstream_base"]
 
@@ -106,5 +107,6 @@ SURFACE = HttpSurface(
         run_id_header="X-Agent-Run-Id",
         thread_id_header="X-Agent-Thread-Id",
         upstream_cancel_url=lambda upstream, run_id: join_url(upstream_base(upstream), f"chat/{run_id}/cancel"),
+        read_ids=run_ids,
     ),
 )

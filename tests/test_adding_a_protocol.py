@@ -5,6 +5,7 @@ registered, and with no other file edited it goes through the laws, ``convert``,
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -78,6 +79,15 @@ def test_convert_and_validate_know_the_new_protocol(tmp_path: Path) -> None:
     assert NEW in result.output
     back = invoke("convert", converted, "--to", "agentkit")
     assert canonical(decode("agentkit", back.stdout_bytes)) == canonical(decode("agentkit", source.read_bytes()))
+
+
+def test_validate_applies_the_new_protocols_own_rule(tmp_path: Path) -> None:
+    path = tmp_path / "run.ndjson"
+    path.write_bytes(b'{"line":"hi"}\n{"line":""}\n{"end":"succeeded"}\n')
+    result = invoke("validate", path, "--json")
+    findings = json.loads(result.stdout)["findings"]
+    assert [(f["rule"], f["name"], f["frame"]) for f in findings] == [("LN001", "line-empty", 2)]
+    assert invoke("validate", path, "--ignore", "ln001").exit_code == 0
 
 
 def test_the_new_protocol_is_a_plugin_in_a_fresh_process(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ import msgspec
 import typer
 from msgspec import UNSET
 
+from .. import codecs
 from ..codecs import Codec
 from ..codecs.framing import Frame, Framing, FramingError
 from ..events import (
@@ -110,6 +111,15 @@ RULES: dict[str, tuple[str, str, str]] = {
     "SB051": ("content-type", "warning", "a capture whose content-type does not match the framing"),
 }
 
+
+def all_rules() -> dict[str, tuple[str, str, str]]:
+    """The validator's rules and those of every registered protocol's own (its ``Rules.catalogue``)."""
+    merged = dict(RULES)
+    for codec in codecs.REGISTRY.values():
+        merged.update(codec.rules.catalogue)
+    return merged
+
+
 _OUTCOMES = (ToolOutput, ToolError, ToolDenied)
 
 
@@ -173,7 +183,7 @@ class Validator:
             self._end()
 
     def add(self, rule: str, message: str, frame: int | None = None, offset: int | None = None) -> None:
-        name, severity, _ = RULES[rule]
+        name, severity, _ = all_rules()[rule]
         if frame is None and offset is None:
             frame, offset = self._frame
         file_offset = None if offset is None else offset + self.body_offset
@@ -358,14 +368,14 @@ def _print_text(report: Report) -> None:
 
 def known_rules(values: list[str] | None) -> list[str] | None:
     """``--ignore``: rule ids from RULES (any case); an unknown id is a usage error, not a no-op."""
-    unknown = [value for value in values or () if value.upper() not in RULES]
+    unknown = [value for value in values or () if value.upper() not in all_rules()]
     if unknown:
-        raise typer.BadParameter(f"unknown rule {', '.join(map(repr, unknown))} (rules: {', '.join(RULES)})")
+        raise typer.BadParameter(f"unknown rule {', '.join(map(repr, unknown))} (rules: {', '.join(all_rules())})")
     return values
 
 
 def complete_rule(incomplete: str) -> list[tuple[str, str]]:
-    return [(rule, name) for rule, (name, _, _) in RULES.items() if rule.startswith(incomplete.upper())]
+    return [(rule, name) for rule, (name, _, _) in all_rules().items() if rule.startswith(incomplete.upper())]
 
 
 def validate_command(

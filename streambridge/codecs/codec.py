@@ -80,6 +80,9 @@ class Rules:
     known_passthrough: ClassVar[frozenset[str]] = frozenset()
     #: a tool call announced again replaces the earlier one (no finding for the repeat)
     repeated_call_replaces: ClassVar[bool] = False
+    #: rule ids of the protocol's own, beside the validator's catalogue: id → (name, severity
+    #: ``error`` / ``warning``, description); ids need a prefix of the protocol's (not ``SB``)
+    catalogue: ClassVar[dict[str, tuple[str, str, str]]] = {}
 
     def __init__(self, check: RuleContext) -> None:
         self.check = check

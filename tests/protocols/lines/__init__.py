@@ -14,6 +14,7 @@ from streambridge.codecs.codec import Codec
 from .decoder import LinesDecoder
 from .encoder import LinesEncoder
 from .http import SURFACE
+from .rules import LinesRules
 from .sniff import sniff
 
 __all__ = ["CODEC"]
@@ -27,4 +28,5 @@ CODEC = Codec(
     frozenset({"text", "terminal"}),
     SURFACE,
     sniff=sniff,
+    rules=LinesRules,
 )

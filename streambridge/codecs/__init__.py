@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from importlib import import_module
 from importlib.metadata import entry_points
 
-from . import agentkit, nest, oma
+from . import agentfootprint, agentkit, nest, oma
 from .codec import Codec
 from .errors import StreamError
 
@@ -52,7 +52,7 @@ def load_plugins(environ: Mapping[str, str] = os.environ) -> None:
 
 PLUGINS_VARIABLE = "STREAMBRIDGE_PROTOCOLS"
 
-for _package in (agentkit, nest, oma):
+for _package in (agentkit, nest, oma, agentfootprint):
     register(_package.CODEC)
 load_plugins()
 

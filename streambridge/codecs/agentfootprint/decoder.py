@@ -1,0 +1,94 @@
+"""agentfootprint's decoder: the ``toSSE`` envelope stream in, events out.
+
+Each frame is one envelope ``{type, payload, meta}``. A mapped type becomes its event; what the
+mapping would not write back byte for byte stays with the event: the payload as its verbatim
+member, a meta other than the default one (zeros, empty paths, the run's ids) and any unknown
+envelope member in ``extra``. Every other type is a data part kept whole. ``: ping`` comments
+never reach the decoder (the SSE parser drops comments)."""
+
+from __future__ import annotations
+
+import msgspec
+from msgspec import UNSET, Raw
+
+from ...events import Event, RunStart
+from ..decoder import Decoder
+from ..envelope import decode_envelope, raw_str
+from ..errors import FrameProblem
+from ..framing import Frame
+from ..synthetic import is_derived
+from .mapping import DECODERS, Tally, from_payload, to_payload
+from .wire import CARRIER_TYPE, Envelope, EventMeta
+
+__all__ = ["AgentFootprintDecoder"]
+
+_envelope_decoder = msgspec.json.Decoder(Envelope)
+_meta_decoder = msgspec.json.Decoder(EventMeta)
+_ENVELOPE_KEYS = frozenset({"type", "payload", "meta"})
+
+
+class AgentFootprintDecoder(Decoder):
+    codec = "agentfootprint"
+    default_framing = "sse"
+    tag_field = "type"
+    start_words = "event: agentfootprint.agent.turn_start"
+    terminal_words = "event: agentfootprint.agent.turn_end or agentfootprint.error.fatal"
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._tally = Tally()
+
+    def _decode(self, frame: Frame) -> list[Event]:
+        try:
+            env = _envelope_decoder.decode(frame.data)
+            extra: dict[str, Raw] = {}
+        except msgspec.ValidationError:
+            env, extra = self._loose(frame)
+        except msgspec.DecodeError as exc:
+            raise FrameProblem(f"one JSON envelope {{type, payload, meta}} ({exc})") from None
+        if env.type == CARRIER_TYPE:
+            return [self._carrier(bytes(env.payload), frame)]
+        name = frame.event or env.type
+        payload_decoder = DECODERS.get(env.type)
+        if payload_decoder is None or name != env.type:
+            return [self._unknown(name, frame)]
+        try:
+            wire = payload_decoder.decode(env.payload)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return [self._unknown(name, frame)]  # a payload of another shape: kept whole
+        event = from_payload(env.type, wire, self._tally)
+        if type(event) is RunStart:
+            self._run_start(event, env.meta)
+        said = to_payload(event, self._tally)
+        self._tally.observe(event)
+        if said is None or said[1] != bytes(env.payload):
+            self._with_verbatim([event], {"payload": env.payload})
+        if env.meta is not UNSET and bytes(env.meta) != self._tally.meta:
+            extra = {"meta": env.meta, **extra}
+        if extra:
+            event.extra = extra
+        return [event]
+
+    def _loose(self, frame: Frame) -> tuple[Envelope, dict[str, Raw]]:
+        """An envelope with members beyond the three: those travel in ``extra``, in order."""
+        members = decode_envelope(frame.data, frame)
+        kind = raw_str(members.get("type"))
+        payload = members.get("payload")
+        if kind is None or payload is None:
+            raise FrameProblem("an envelope with a string type and a payload")
+        extra = {k: v for k, v in members.items() if k not in _ENVELOPE_KEYS}
+        return Envelope(type=kind, payload=payload, meta=members.get("meta", UNSET)), extra
+
+    def _run_start(self, event: RunStart, meta: Raw | msgspec.UnsetType) -> None:
+        """The run's ids stand in the turn start's meta; they make the default meta too."""
+        if meta is UNSET:
+            return
+        try:
+            m = _meta_decoder.decode(meta)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return  # kept whole in extra, ids unread
+        if m.run_id:
+            event.run_id = m.run_id
+            event.synthetic = is_derived("run-", m.run_id) and m.session_id is UNSET
+        event.thread_id = m.session_id
+        self._tally.start(m.run_id, m.session_id)

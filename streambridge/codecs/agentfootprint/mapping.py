@@ -1,0 +1,267 @@
+"""What both directions share: one function from an event to its envelope payload and one back,
+with the stream state they depend on (:class:`Tally`: iteration and token counters, the text of
+the current LLM call, token totals). The decoder keeps what its mapping would not write back byte
+for byte (as the event's verbatim ``payload``); the encoder writes an event natively only when
+the decoder would read it back the same. One pair of functions, so the two cannot drift apart."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, Raw, UnsetType
+
+from ...events import (
+    Event,
+    Failure,
+    ReasoningDelta,
+    RunStart,
+    StepFinish,
+    StepStart,
+    Terminal,
+    TextDelta,
+    ToolCall,
+    ToolDenied,
+    ToolError,
+    ToolOutput,
+    Usage,
+)
+from ..envelope import input_of, raw_str
+from ..synthetic import read_call
+from ..terminals import DEFAULT_MESSAGES, TRUNCATED_CODE, TRUNCATED_MESSAGE, canonical_failure
+from .wire import (
+    PREFIX,
+    AfUsage,
+    EventMeta,
+    FatalP,
+    LlmEndP,
+    LlmStartP,
+    TokenP,
+    ToolEndP,
+    ToolStartP,
+    TurnEndP,
+    TurnStartP,
+)
+
+__all__ = ["PAYLOADS", "Tally", "from_payload", "to_payload"]
+
+_encode = msgspec.json.Encoder().encode
+
+#: the mapped event types (without the prefix) and their payload shapes
+PAYLOADS: dict[str, type[msgspec.Struct]] = {
+    "agent.turn_start": TurnStartP,
+    "stream.llm_start": LlmStartP,
+    "stream.token": TokenP,
+    "stream.thinking_delta": TokenP,
+    "stream.llm_end": LlmEndP,
+    "stream.tool_start": ToolStartP,
+    "stream.tool_end": ToolEndP,
+    "agent.turn_end": TurnEndP,
+    "error.fatal": FatalP,
+}
+#: the payload decoders, by full type name
+DECODERS = {PREFIX + name: msgspec.json.Decoder(cls) for name, cls in PAYLOADS.items()}
+TERMINAL_TYPES = frozenset({PREFIX + "agent.turn_end", PREFIX + "error.fatal"})
+
+
+class Tally:
+    """The stream state payloads are numbered and summed by, fed the same events on both sides
+    (the encoder what it writes as frames, the decoder what it reads from them)."""
+
+    def __init__(self) -> None:
+        self.iteration = 0  # LLM calls started (``stream.llm_start``)
+        self.tokens = 0  # ``stream.token`` frames in this call
+        self.thinking = 0  # ``stream.thinking_delta`` frames in this call
+        self.call_text: list[str] = []  # this call's text (``llm_end.content``)
+        self.call_tools = 0  # tool calls started in this call
+        self.text: list[str] = []  # the turn's text
+        self.total_input = 0
+        self.total_output = 0
+        self.meta = b""  # the default meta (set by the run start)
+
+    def start(self, run_id: str, session_id: str | UnsetType) -> None:
+        self.meta = _encode(EventMeta(run_id=run_id, session_id=session_id))
+
+    def observe(self, event: Event) -> None:
+        t = type(event)
+        if t is TextDelta and event.message_id is UNSET:
+            self.tokens += 1
+            self.call_text.append(event.text)  # type: ignore[attr-defined]
+            self.text.append(event.text)  # type: ignore[attr-defined]
+        elif t is ReasoningDelta:
+            self.thinking += 1
+        elif t is StepStart:
+            self.iteration += 1
+            self.tokens = self.thinking = self.call_tools = 0
+            self.call_text = []
+        elif t is ToolCall:
+            self.call_tools += 1
+        elif t is StepFinish:
+            self.tokens = self.thinking = self.call_tools = 0
+            self.call_text = []
+            if event.usage is not UNSET:  # type: ignore[attr-defined]
+                self.total_input += event.usage.input_tokens or 0  # type: ignore[attr-defined]
+                self.total_output += event.usage.output_tokens or 0  # type: ignore[attr-defined]
+
+    def joined(self) -> str:
+        if len(self.text) > 1:
+            self.text[:] = ["".join(self.text)]
+        return self.text[0] if self.text else ""
+
+
+# -- event → payload ----------------------------------------------------------------------
+
+
+def to_payload(event: Event, tally: Tally) -> tuple[str, bytes] | None:
+    """The envelope type and payload bytes that say ``event`` (None: no frame says it)."""
+    builder = _BUILDERS.get(type(event))
+    if builder is None:
+        return None
+    name, payload = builder(event, tally)
+    return PREFIX + name, _encode(payload)
+
+
+def _turn_start(e: RunStart, tally: Tally) -> tuple[str, msgspec.Struct]:
+    return "agent.turn_start", TurnStartP(turn_index=0, user_prompt="")
+
+
+def _bare_start(iteration: int) -> LlmStartP:
+    return LlmStartP(iteration=iteration, provider="", model="", system_prompt_chars=0, messages_count=0, tools_count=0)
+
+
+def _llm_start(e: StepStart, tally: Tally) -> tuple[str, msgspec.Struct]:
+    return "stream.llm_start", _bare_start(tally.iteration + 1)
+
+
+def _token(e: TextDelta | ReasoningDelta, tally: Tally) -> tuple[str, msgspec.Struct]:
+    if type(e) is TextDelta:
+        return "stream.token", TokenP(iteration=tally.iteration, token_index=tally.tokens, content=e.text)
+    return "stream.thinking_delta", TokenP(iteration=tally.iteration, token_index=tally.thinking, content=e.text)
+
+
+def _llm_end(e: StepFinish, tally: Tally) -> tuple[str, msgspec.Struct]:
+    u = e.usage
+    usage = AfUsage(input=0, output=0)
+    if u is not UNSET:
+        usage = AfUsage(
+            input=u.input_tokens or 0,
+            output=u.output_tokens or 0,
+            cache_read=u.cache_read_tokens,
+            cache_write=u.cache_write_tokens,
+            thinking=u.reasoning_tokens,
+        )
+    w = LlmEndP(
+        iteration=tally.iteration,
+        content="".join(tally.call_text),
+        tool_call_count=tally.call_tools,
+        usage=usage,
+        stop_reason="tool_use" if tally.call_tools else "end_turn",
+        duration_ms=0,
+    )
+    return "stream.llm_end", w
+
+
+def _tool_start(e: ToolCall, tally: Tally) -> tuple[str, msgspec.Struct]:
+    args, _, _ = input_of(e, True)
+    return "stream.tool_start", ToolStartP(tool_name=e.name, tool_call_id=e.call_id, args=args)
+
+
+def _tool_end(e: ToolOutput | ToolError | ToolDenied, tally: Tally) -> tuple[str, msgspec.Struct]:
+    if type(e) is ToolOutput:
+        return "stream.tool_end", ToolEndP(tool_call_id=e.call_id, result=e.output)
+    if type(e) is ToolError:
+        result = e.output if e.output is not UNSET else Raw(_encode(e.error))
+        return "stream.tool_end", ToolEndP(tool_call_id=e.call_id, result=result, error=True)
+    # a denial: nothing ran; a reader sees a failed call (the carrier says it was denied)
+    reason = e.reason if e.reason is not UNSET else "denied"  # type: ignore[union-attr]
+    return "stream.tool_end", ToolEndP(tool_call_id=e.call_id, result=Raw(_encode(reason)), error=True)
+
+
+def _terminal(e: Terminal, tally: Tally) -> tuple[str, msgspec.Struct]:
+    if e.status == "succeeded":
+        u = e.usage
+        w = TurnEndP(
+            turn_index=0,
+            final_content=e.text if isinstance(e.text, str) else tally.joined(),
+            total_input_tokens=tally.total_input if u is UNSET else u.input_tokens or 0,
+            total_output_tokens=tally.total_output if u is UNSET else u.output_tokens or 0,
+            iteration_count=tally.iteration,
+            duration_ms=0,
+        )
+        return "agent.turn_end", w
+    message = e.failure.message if e.failure is not UNSET else DEFAULT_MESSAGES[e.status]
+    return "error.fatal", FatalP(error=message)
+
+
+_BUILDERS: dict[type, Any] = {
+    RunStart: _turn_start,
+    StepStart: _llm_start,
+    TextDelta: _token,
+    ReasoningDelta: _token,
+    StepFinish: _llm_end,
+    ToolCall: _tool_start,
+    ToolOutput: _tool_end,
+    ToolError: _tool_end,
+    ToolDenied: _tool_end,
+    Terminal: _terminal,
+}
+
+
+# -- payload → event ----------------------------------------------------------------------
+
+
+def from_payload(kind: str, w: Any, tally: Tally) -> Event:
+    """The event a payload of type ``kind`` (full name) says. ``RunStart`` ids come from the
+    envelope's meta, which the decoder reads itself."""
+    name = kind[len(PREFIX) :]
+    if name == "stream.token":
+        return TextDelta(text=w.content)
+    if name == "stream.thinking_delta":
+        return ReasoningDelta(text=w.content)
+    if name == "agent.turn_start":
+        return RunStart()
+    if name == "stream.llm_start":
+        return StepStart()
+    if name == "stream.llm_end":
+        return StepFinish(usage=_usage_in(w.usage))
+    if name == "stream.tool_start":
+        return read_call(ToolCall(call_id=w.tool_call_id, name=w.tool_name, input=w.args))
+    if name == "stream.tool_end":
+        return _tool_outcome(w)
+    if name == "agent.turn_end":
+        return _turn_end(w, tally)
+    code = TRUNCATED_CODE if w.error == TRUNCATED_MESSAGE else "run_failed"  # streambridge's own end
+    failure = Failure(status="error", message=w.error, code=code)
+    return Terminal(status="error", failure=canonical_failure("error", failure))
+
+
+def _usage_in(u: AfUsage) -> Usage | UnsetType:
+    usage = Usage(
+        input_tokens=u.input,
+        output_tokens=u.output,
+        cache_read_tokens=u.cache_read,
+        cache_write_tokens=u.cache_write,
+        reasoning_tokens=u.thinking,
+    )
+    return UNSET if usage == _NO_USAGE else usage
+
+
+_NO_USAGE = Usage(input_tokens=0, output_tokens=0)
+
+
+def _tool_outcome(w: ToolEndP) -> Event:
+    if w.error is not True:
+        return ToolOutput(call_id=w.tool_call_id, output=w.result)
+    text = raw_str(w.result)
+    if text is None:
+        return ToolError(call_id=w.tool_call_id, output=w.result)
+    return ToolError(call_id=w.tool_call_id, error=text)
+
+
+def _turn_end(w: TurnEndP, tally: Tally) -> Terminal:
+    end = Terminal(status="succeeded")
+    if w.final_content != tally.joined():
+        end.text = w.final_content
+    if (w.total_input_tokens, w.total_output_tokens) != (tally.total_input, tally.total_output):
+        end.usage = Usage(input_tokens=w.total_input_tokens, output_tokens=w.total_output_tokens)
+    return end

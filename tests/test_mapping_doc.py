@@ -20,7 +20,7 @@ def event_rows() -> dict[str, dict[str, str]]:
     rows = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 4 and cells[0].startswith("`"):
+        if len(cells) == len(CODECS) + 1 and cells[0].startswith("`"):
             rows[cells[0].strip("`")] = dict(zip(CODECS, cells[1:], strict=True))
     return rows
 

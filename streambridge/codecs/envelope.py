@@ -24,6 +24,17 @@ _NOT_STRING_STARTS = frozenset(b"{[-0123456789tfn")
 json_encode = msgspec.json.Encoder().encode
 
 
+_object_decoder = msgspec.json.Decoder(dict)
+
+
+def json_object(data: bytes) -> dict[str, Any] | None:
+    """``data`` as a JSON object, or None when it is none (the caller says what it expected)."""
+    try:
+        return _object_decoder.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
 def decode_envelope(data: bytes, frame: Frame) -> dict[str, Raw]:
     """The frame as a mapping of raw members; a :class:`FrameProblem` if it is no JSON object."""
     try:

@@ -3,9 +3,8 @@ one) or one of agentkit's own type names."""
 
 from __future__ import annotations
 
-import msgspec
-
 from ..codec import Likeness
+from ..envelope import json_object
 from ..framing import Frame
 
 __all__ = ["sniff"]
@@ -24,15 +23,13 @@ _TYPES = frozenset(
         "turn_end",
     }
 )
-_object_decoder = msgspec.json.Decoder(dict)
 
 
 def sniff(frame: Frame) -> int:
     """:attr:`Likeness.NAMES` for a typed frame with agentkit's names, else :attr:`Likeness.NONE`
     (a ``type`` and ``data`` alone is another protocol's shape)."""
-    try:
-        obj = _object_decoder.decode(frame.data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    obj = json_object(frame.data)
+    if obj is None:
         return Likeness.NONE
     kind = obj.get("type")
     if isinstance(kind, str) and ("messageId" in obj or kind in _TYPES):

@@ -10,29 +10,17 @@ from __future__ import annotations
 
 import msgspec
 
+from ..envelope import json_object
 from ..framing import DEFAULT_MAX_EVENT_SIZE, Frame, Framing, make_parser
+from .wire import NdjsonNamed
 
-__all__ = ["EVENT_NAMES", "json_object", "named_event", "run_ids"]
+__all__ = ["EVENT_NAMES", "named_event", "run_ids"]
 
 #: the SSE event names nest uses: the run start and the two terminals
 EVENT_NAMES = ("meta", "done", "error")
 
 
-class _Named(msgspec.Struct):
-    event: str
-    data: msgspec.Raw
-
-
-_named_decoder = msgspec.json.Decoder(_Named)
-_object_decoder = msgspec.json.Decoder(dict)
-
-
-def json_object(data: bytes) -> dict | None:
-    """``data`` as a JSON object, or None when it is none (the caller reports what it expects)."""
-    try:
-        return _object_decoder.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
+_named_decoder = msgspec.json.Decoder(NdjsonNamed)
 
 
 def named_event(frame: Frame, framing: str) -> tuple[str, bytes]:

@@ -22,8 +22,9 @@ from ...events import (
     ToolOutput,
 )
 from ..codec import RuleContext, Rules
+from ..envelope import json_object
 from ..framing import Frame
-from .frames import EVENT_NAMES, json_object, named_event
+from .frames import EVENT_NAMES, named_event
 from .http import SURFACE
 
 __all__ = ["NestRules"]

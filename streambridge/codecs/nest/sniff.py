@@ -4,8 +4,9 @@ no other protocol writes."""
 from __future__ import annotations
 
 from ..codec import Likeness
+from ..envelope import json_object
 from ..framing import Frame
-from .frames import EVENT_NAMES, json_object
+from .frames import EVENT_NAMES
 
 __all__ = ["sniff"]
 

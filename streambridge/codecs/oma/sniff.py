@@ -3,20 +3,16 @@ marker, so a protocol with stronger evidence for the same frame wins."""
 
 from __future__ import annotations
 
-import msgspec
-
 from ..codec import Likeness
+from ..envelope import json_object
 from ..framing import Frame
 
 __all__ = ["sniff"]
 
-_object_decoder = msgspec.json.Decoder(dict)
-
 
 def sniff(frame: Frame) -> int:
     """:attr:`Likeness.SHAPE` for a string ``type`` beside ``data``, else :attr:`Likeness.NONE`."""
-    try:
-        obj = _object_decoder.decode(frame.data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    obj = json_object(frame.data)
+    if obj is None:
         return Likeness.NONE
     return Likeness.SHAPE if isinstance(obj.get("type"), str) and "data" in obj else Likeness.NONE

@@ -25,7 +25,11 @@ from msgspec import UNSET, Raw, Struct, UnsetType
 __all__ = [
     "RUN_STATUSES",
     "UNSET",
+    "BudgetExhausted",
     "Citation",
+    "ArtifactPresented",
+    "ArtifactRefused",
+    "ArtifactSnapshot",
     "DataPart",
     "Elicitation",
     "Event",
@@ -56,6 +60,7 @@ __all__ = [
     "ToolInputDelta",
     "ToolInputStart",
     "ToolOutput",
+    "ToolProgress",
     "UiComponent",
     "Usage",
     "Verbatim",
@@ -240,6 +245,15 @@ class ToolOutput(Event, tag="tool-output"):
     is_error: bool | UnsetType = UNSET
 
 
+class ToolProgress(Event, tag="tool-progress"):
+    """A running tool reports progress (agentfootprint's ``stream.tool_progress``); ``data`` is
+    the tool's own payload, verbatim."""
+
+    call_id: str = ""
+    name: str | UnsetType = UNSET
+    data: Raw = Raw(b"null")
+
+
 class ToolError(Event, tag="tool-error"):
     """A tool failed (its effects are unknown). ``output`` keeps a structured error payload."""
 
@@ -255,6 +269,17 @@ class ToolDenied(Event, tag="tool-denied"):
     call_id: str = ""
     reason: str | UnsetType = UNSET
     failure: Failure | UnsetType = UNSET
+
+
+class BudgetExhausted(Event, tag="budget-exhausted"):
+    """The agent ran out of budget (agentfootprint's ``agent.budget_exhausted``): ``reason`` is
+    what ran out, ``action`` whether the turn was ``wrapped-up`` or ``cut-short``. Not terminal:
+    the turn still ends with its own terminal event."""
+
+    reason: str = ""
+    action: str | UnsetType = UNSET
+    limit: Raw | UnsetType = UNSET
+    pending_tool_calls: Raw | UnsetType = UNSET
 
 
 class Sources(Event, tag="sources"):
@@ -293,6 +318,39 @@ class UiComponent(Event, tag="ui"):
     fallback_text: str | UnsetType = UNSET
     component_versions: Raw | UnsetType = UNSET
     partial: bool | UnsetType = UNSET
+
+
+class ArtifactSnapshot(Struct, frozen=True, **_CONFIG):
+    """What a presented artifact is, never its content (agentfootprint's ``PresentSnapshot``):
+    enough for an honest placeholder when the artifact itself is gone."""
+
+    kind: str
+    media_type: str
+    bytes: int
+    label: str | UnsetType = UNSET
+
+
+class ArtifactPresented(Event, tag="artifact-presented"):
+    """An artifact handed to the screen by reference (agentfootprint's ``present``): ``ref`` is
+    the ticket, ``as_`` how to render it (the caller's vocabulary, never validated). Decoders
+    also derive it, marked ``synthetic``, from any tool output that is a ``present`` result."""
+
+    ref: str = ""
+    as_: str = msgspec.field(default="", name="as")
+    snapshot: ArtifactSnapshot = ArtifactSnapshot(kind="", media_type="", bytes=0)
+    tool_call_id: str | UnsetType = UNSET
+    iteration: int | UnsetType = UNSET
+
+
+class ArtifactRefused(Event, tag="artifact-refused"):
+    """An artifact operation refused (agentfootprint's ``artifacts.refused``): a ``present`` of
+    an expired ref, say. ``reason`` is the host's code (``missing-or-expired``, …)."""
+
+    reason: str = ""
+    op: str | UnsetType = UNSET
+    ref: str | UnsetType = UNSET
+    detail: str | UnsetType = UNSET
+    tool: str | UnsetType = UNSET
 
 
 class Elicitation(Event, tag="elicitation"):
@@ -364,14 +422,18 @@ AnyEvent = (
     | ToolApprovalRequest
     | ToolApprovalSettled
     | ToolOutput
+    | ToolProgress
     | ToolError
     | ToolDenied
+    | BudgetExhausted
     | Sources
     | Citation
     | Suggestions
     | Status
     | Title
     | UiComponent
+    | ArtifactPresented
+    | ArtifactRefused
     | Elicitation
     | Queue
     | MessageMetadata

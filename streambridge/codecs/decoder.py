@@ -16,6 +16,7 @@ import msgspec
 from msgspec import UNSET, Raw
 
 from ..events import (
+    ArtifactPresented,
     DataPart,
     Event,
     Malformed,
@@ -25,9 +26,11 @@ from ..events import (
     ToolCall,
     ToolInputDelta,
     ToolInputStart,
+    ToolOutput,
     Verbatim,
     decode_event,
 )
+from .artifacts import PART_NAMES, present_result, read_part
 from .carrier import carrier_decoder
 from .errors import FrameProblem, ProblemKind, StreamError, check_utf8
 from .framing import (
@@ -95,6 +98,7 @@ class Decoder:
         self._text_owner: object = None
         self._whole = False  # the carrier just read is a terminal whose answer came whole
         self._calls: set[str] = set()  # tool calls announced so far
+        self._presented: set[str] = set()  # refs of the artifacts presented so far
         self._pieces = TextPieces(self._text)
         #: frames of known kinds may take the codec's hot path (off: every frame the full way,
         #: for tests that compare the two)
@@ -306,8 +310,26 @@ class Decoder:
             if event.text is UNSET and event.message_id is UNSET:  # type: ignore[attr-defined]
                 event.text = self._pieces.text()  # type: ignore[attr-defined]
         out.append(event)
+        if kind is ToolOutput:
+            self._derive_artifact(event, out)  # type: ignore[arg-type]
+        elif kind is ArtifactPresented:
+            self._presented.add(event.ref)  # type: ignore[attr-defined]
         if self._early:  # bad frames that came before the run start follow it
             self._flush_early(out)
+
+    def _derive_artifact(self, output: ToolOutput, out: list[Event]) -> None:
+        """A tool output that is a ``present`` result presents its artifact, unless the stream
+        said so itself first (agentfootprint's ``artifacts.presented`` precedes the result)."""
+        artifact = present_result(output.output, output.call_id)
+        if artifact is not None and artifact.ref not in self._presented:
+            self._presented.add(artifact.ref)
+            artifact.message_id = output.message_id
+            out.append(artifact)
+
+    def _artifact_part(self, name: str, members: dict[str, Raw]) -> Event | None:
+        """The artifact event of a ``data-artifact`` part this protocol's encoder wrote (see
+        :mod:`.artifacts`); ``None`` when the part is something else."""
+        return read_part(name, members) if name in PART_NAMES else None
 
     def _flush_early(self, out: list[Event]) -> None:
         early, self._early = self._early, []

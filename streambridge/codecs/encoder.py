@@ -13,6 +13,8 @@ import msgspec
 from msgspec import UNSET
 
 from ..events import (
+    ArtifactPresented,
+    ArtifactRefused,
     Event,
     RunStart,
     Terminal,
@@ -21,6 +23,7 @@ from ..events import (
     ToolInputDelta,
     ToolInputStart,
 )
+from .artifacts import part_body, part_name
 from .carrier import BARE_STRUCTURE, NEEDS_CARE, Payload, carrier_body, carrier_name, is_id_line, verbatim_payloads
 from .decoder import Decoder
 from .envelope import json_encode
@@ -129,6 +132,10 @@ class EncodingSink:
         elif type(event) is Terminal and self.terminal is None:
             self.terminal = event
         encoder._event(event, self.parts)
+
+
+_ARTIFACT_FIELDS = ("ref", "as_", "snapshot", "tool_call_id", "iteration", "reason", "op", "detail", "tool")
+_ARTIFACT_FIELDS += ("message_id", "extra", "synthetic")  # (the handler decides when they need a carrier)
 
 
 class Encoder:
@@ -271,6 +278,19 @@ class Encoder:
             handler(event, parts)
         elif not event.synthetic:
             self._put(parts, event, [], False)
+
+    #: the protocol's data part names its message (agentkit's ``messageId``)
+    _parts_say_message_id: ClassVar[bool] = False
+
+    @handles(ArtifactPresented, ArtifactRefused, writes=_ARTIFACT_FIELDS)
+    def _artifact(self, e: ArtifactPresented | ArtifactRefused, parts: list[bytes]) -> None:
+        """An artifact as a ``data-artifact`` part whose id is its ref (see :mod:`.artifacts`),
+        in the protocol's data part; a protocol with a native form overrides this. One derived
+        from a tool output is not written: the tool output says it, to every reader."""
+        if e.synthetic:
+            return
+        native = e.extra is UNSET and (e.message_id is UNSET or self._parts_say_message_id)
+        self._put(parts, e, [self._carrier_payload(e, part_name(e), part_body(e))], native)
 
     def _carrier_payload(self, event: Event, name: bytes, body: bytes) -> bytes:
         """The protocol's data part around a carrier's ``name`` (JSON) and ``body`` (the

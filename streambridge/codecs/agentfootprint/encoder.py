@@ -13,6 +13,10 @@ import msgspec
 from msgspec import UNSET, Raw
 
 from ...events import (
+    ArtifactPresented,
+    ArtifactRefused,
+    BudgetExhausted,
+    Elicitation,
     DataPart,
     Event,
     ReasoningDelta,
@@ -25,6 +29,7 @@ from ...events import (
     ToolDenied,
     ToolError,
     ToolOutput,
+    ToolProgress,
 )
 from ..carrier import as_received
 from ..encoder import Encoder, field_defaults, handles
@@ -37,6 +42,7 @@ __all__ = ["AgentFootprintEncoder"]
 
 _CARRIER_HEAD = b'{"type":"' + CARRIER_TYPE.encode() + b'"'
 _MAPPED = (StepStart, StepFinish, TextDelta, ReasoningDelta, ToolCall, ToolOutput, ToolError, ToolDenied, Terminal)
+_MAPPED += (ToolProgress, BudgetExhausted, Elicitation, ArtifactPresented, ArtifactRefused)
 #: every field of the mapped types: the read-back check decides about each of them
 _MAPPED_FIELDS = tuple(sorted({name for kind in _MAPPED for name in field_defaults(kind)}))
 _START_FIELDS = tuple(field_defaults(RunStart))
@@ -96,8 +102,8 @@ class AgentFootprintEncoder(Encoder):
 
     @handles(*_MAPPED, writes=_MAPPED_FIELDS)
     def _mapped(self, e: Event, parts: list[bytes]) -> None:
-        if (type(e) is StepStart or type(e) is StepFinish) and e.synthetic:
-            return  # implied structure (no carrier describes it); see the module docstring
+        if (type(e) is StepStart or type(e) is StepFinish or type(e) is ArtifactPresented) and e.synthetic:
+            return  # implied structure, or an artifact its tool output says: no carrier describes it
         if type(e) is ToolCall:
             e = _as_read(e)
         said = to_payload(e, self._tally)

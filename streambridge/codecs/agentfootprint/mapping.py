@@ -12,6 +12,11 @@ import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from ...events import (
+    ArtifactPresented,
+    ArtifactRefused,
+    ArtifactSnapshot,
+    BudgetExhausted,
+    Elicitation,
     Event,
     Failure,
     ReasoningDelta,
@@ -24,6 +29,7 @@ from ...events import (
     ToolDenied,
     ToolError,
     ToolOutput,
+    ToolProgress,
     Usage,
 )
 from ..envelope import input_of, raw_str
@@ -32,12 +38,18 @@ from ..terminals import DEFAULT_MESSAGES, TRUNCATED_CODE, TRUNCATED_MESSAGE, can
 from .wire import (
     PREFIX,
     AfUsage,
+    BudgetP,
     EventMeta,
     FatalP,
     LlmEndP,
     LlmStartP,
+    PauseP,
+    PresentedP,
+    RefusedP,
+    SnapshotP,
     TokenP,
     ToolEndP,
+    ToolProgressP,
     ToolStartP,
     TurnEndP,
     TurnStartP,
@@ -55,7 +67,12 @@ PAYLOADS: dict[str, type[msgspec.Struct]] = {
     "stream.thinking_delta": TokenP,
     "stream.llm_end": LlmEndP,
     "stream.tool_start": ToolStartP,
+    "stream.tool_progress": ToolProgressP,
     "stream.tool_end": ToolEndP,
+    "agent.budget_exhausted": BudgetP,
+    "pause.request": PauseP,
+    "artifacts.presented": PresentedP,
+    "artifacts.refused": RefusedP,
     "agent.turn_end": TurnEndP,
     "error.fatal": FatalP,
 }
@@ -78,6 +95,8 @@ class Tally:
         self.total_input = 0
         self.total_output = 0
         self.meta = b""  # the default meta (set by the run start)
+        self.tool_names: dict[str, str] = {}  # tool names by call id
+        self.pauses = 0  # pause requests so far (their elicitations are numbered by it)
 
     def start(self, run_id: str, session_id: str | UnsetType) -> None:
         self.meta = _encode(EventMeta(run_id=run_id, session_id=session_id))
@@ -96,6 +115,9 @@ class Tally:
             self.call_text = []
         elif t is ToolCall:
             self.call_tools += 1
+            self.tool_names[event.call_id] = event.name  # type: ignore[attr-defined]
+        elif t is Elicitation:
+            self.pauses += 1
         elif t is StepFinish:
             self.tokens = self.thinking = self.call_tools = 0
             self.call_text = []
@@ -193,7 +215,46 @@ def _terminal(e: Terminal, tally: Tally) -> tuple[str, msgspec.Struct]:
     return "error.fatal", FatalP(error=message)
 
 
+def _tool_progress(e: ToolProgress, tally: Tally) -> tuple[str, msgspec.Struct]:
+    name = e.name if e.name is not UNSET else tally.tool_names.get(e.call_id, "")
+    w = ToolProgressP(tool_call_id=e.call_id, tool_name=name, iteration=tally.iteration, payload=e.data)
+    return "stream.tool_progress", w
+
+
+def _budget(e: BudgetExhausted, tally: Tally) -> tuple[str, msgspec.Struct]:
+    w = BudgetP(reason=e.reason, iteration=tally.iteration, limit=e.limit, action=e.action or "wrapped-up")
+    if e.pending_tool_calls is not UNSET:
+        w.pending_tool_calls = e.pending_tool_calls
+    return "agent.budget_exhausted", w
+
+
+def _pause(e: Elicitation, tally: Tally) -> tuple[str, msgspec.Struct]:
+    return "pause.request", PauseP(reason="", question_payload=e.request)
+
+
+def _presented(e: ArtifactPresented, tally: Tally) -> tuple[str, msgspec.Struct]:
+    s = e.snapshot
+    w = PresentedP(
+        ref=e.ref,
+        as_=e.as_,
+        snapshot=SnapshotP(kind=s.kind, media_type=s.media_type, bytes=s.bytes, label=s.label),
+        tool_call_id=e.tool_call_id or "",
+        iteration=tally.iteration if e.iteration is UNSET else e.iteration,
+    )
+    return "artifacts.presented", w
+
+
+def _refused(e: ArtifactRefused, tally: Tally) -> tuple[str, msgspec.Struct]:
+    w = RefusedP(op=e.op or "dispatch", reason=e.reason, ref=e.ref, detail=e.detail, tool=e.tool)
+    return "artifacts.refused", w
+
+
 _BUILDERS: dict[type, Any] = {
+    ToolProgress: _tool_progress,
+    BudgetExhausted: _budget,
+    Elicitation: _pause,
+    ArtifactPresented: _presented,
+    ArtifactRefused: _refused,
     RunStart: _turn_start,
     StepStart: _llm_start,
     TextDelta: _token,
@@ -228,6 +289,8 @@ def from_payload(kind: str, w: Any, tally: Tally) -> Event:
         return read_call(ToolCall(call_id=w.tool_call_id, name=w.tool_name, input=w.args))
     if name == "stream.tool_end":
         return _tool_outcome(w)
+    if name in _READERS:
+        return _READERS[name](w, tally)  # type: ignore[no-any-return]
     if name == "agent.turn_end":
         return _turn_end(w, tally)
     code = TRUNCATED_CODE if w.error == TRUNCATED_MESSAGE else "run_failed"  # streambridge's own end
@@ -265,3 +328,41 @@ def _turn_end(w: TurnEndP, tally: Tally) -> Terminal:
     if (w.total_input_tokens, w.total_output_tokens) != (tally.total_input, tally.total_output):
         end.usage = Usage(input_tokens=w.total_input_tokens, output_tokens=w.total_output_tokens)
     return end
+
+
+def _read_progress(w: ToolProgressP, tally: Tally) -> Event:
+    named = w.tool_name != tally.tool_names.get(w.tool_call_id, "")
+    return ToolProgress(call_id=w.tool_call_id, name=w.tool_name if named else UNSET, data=w.payload)
+
+
+def _read_budget(w: BudgetP, tally: Tally) -> Event:
+    return BudgetExhausted(reason=w.reason, action=w.action, limit=w.limit, pending_tool_calls=w.pending_tool_calls)
+
+
+def _read_pause(w: PauseP, tally: Tally) -> Event:
+    """A pause request asks the person for input: an elicitation, numbered in the stream."""
+    return Elicitation(call_id=f"pause-{tally.pauses}", request=w.question_payload)
+
+
+def _read_presented(w: PresentedP, tally: Tally) -> Event:
+    s = w.snapshot
+    return ArtifactPresented(
+        ref=w.ref,
+        as_=w.as_,
+        snapshot=ArtifactSnapshot(kind=s.kind, media_type=s.media_type, bytes=s.bytes, label=s.label),
+        tool_call_id=w.tool_call_id or UNSET,
+        iteration=UNSET if w.iteration == tally.iteration else w.iteration,
+    )
+
+
+def _read_refused(w: RefusedP, tally: Tally) -> Event:
+    return ArtifactRefused(op=w.op, reason=w.reason, ref=w.ref, detail=w.detail, tool=w.tool)
+
+
+_READERS: dict[str, Any] = {
+    "stream.tool_progress": _read_progress,
+    "agent.budget_exhausted": _read_budget,
+    "pause.request": _read_pause,
+    "artifacts.presented": _read_presented,
+    "artifacts.refused": _read_refused,
+}

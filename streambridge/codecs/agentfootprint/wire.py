@@ -5,6 +5,7 @@ which is the order ``JSON.stringify`` writes them, so decode → encode gives th
 
 from __future__ import annotations
 
+import msgspec
 from msgspec import UNSET, Raw, Struct, UnsetType
 
 __all__ = [
@@ -133,3 +134,51 @@ class FatalP(Struct, **_W):
     error: str
     stage: Raw = Raw(b'""')
     scope: Raw = Raw(b'""')
+
+
+class ToolProgressP(Struct, **_W):
+    tool_call_id: str
+    tool_name: str
+    iteration: int
+    payload: Raw
+
+
+class BudgetP(Struct, **_W):
+    """``agent.budget_exhausted``; ``limit`` and ``pendingToolCalls`` kept as JSON (the doc
+    does not give their types)."""
+
+    reason: str
+    iteration: int
+    limit: Raw | UnsetType = UNSET
+    pending_tool_calls: Raw = Raw(b"0")
+    action: str = "wrapped-up"
+
+
+class PauseP(Struct, **_W):
+    reason: str
+    question_payload: Raw
+
+
+class SnapshotP(Struct, **_W):
+    kind: str
+    media_type: str
+    bytes: int
+    label: str | UnsetType = UNSET
+
+
+class PresentedP(Struct, **_W):
+    """``artifacts.presented``: metadata only, never the artifact's content."""
+
+    ref: str
+    as_: str = msgspec.field(name="as")
+    snapshot: SnapshotP
+    tool_call_id: str
+    iteration: int
+
+
+class RefusedP(Struct, **_W):
+    op: str
+    reason: str
+    ref: str | UnsetType = UNSET
+    detail: str | UnsetType = UNSET
+    tool: str | UnsetType = UNSET

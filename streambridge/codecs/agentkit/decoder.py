@@ -138,6 +138,11 @@ class AgentkitDecoder(Decoder):
         if kind is not None and kind.startswith("data-") and "event" in envelope:
             return [self._carrier(frame.data, frame)]
         mid = raw_str(envelope.get("messageId"))
+        members = {k: v for k, v in envelope.items() if k != "type" and k != "messageId"}
+        artifact = self._artifact_part(kind or "", members) if mid is not None else None
+        if artifact is not None:
+            artifact.message_id = self._mid(mid)  # type: ignore[arg-type]
+            return [artifact]
         part = self._unknown(kind or "", frame)
         if mid is not None:
             part.message_id = self._mid(mid)

@@ -32,6 +32,7 @@ from ...events import (
     UiComponent,
     Usage,
 )
+from ..artifacts import read_component
 from ..decoder import Decoder
 from ..envelope import decode_envelope, decode_known, raw_str, splice_extra, split_extra
 from ..errors import FrameProblem
@@ -231,7 +232,8 @@ class NestDecoder(Decoder):
             return self._with_verbatim(self._event(wire, extra or UNSET), verbatim)
         if kind.startswith("data-") and "event" in envelope:
             return [self._carrier(data, frame)]
-        return [self._unknown(kind, frame)]
+        artifact = self._artifact_part(kind, {k: v for k, v in envelope.items() if k != "kind"})
+        return [artifact or self._unknown(kind, frame)]
 
     # ``w`` is Any: each branch below knows its type from ``type(w)`` (mypy cannot narrow by it)
     def _event(self, w: Any, extra: dict[str, Raw] | UnsetType) -> list[Event]:
@@ -284,7 +286,9 @@ class NestDecoder(Decoder):
                 reason=w.reason,
             )
         elif t is UiW:
-            e = UiComponent(
+            artifact = read_component(w.id, w.component, w.props, w.tool_call_id, w.fallback_text)
+            simple = w.version is UNSET and w.component_versions is UNSET and w.partial is UNSET
+            e = artifact if artifact is not None and simple else UiComponent(
                 ui_id=w.id,
                 component=w.component,
                 props=w.props,

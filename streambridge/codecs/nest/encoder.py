@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Literal
 
 import msgspec
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET, Raw, UnsetType
 
 from ...events import (
+    ArtifactPresented,
     DataPart,
     Elicitation,
     Event,
@@ -31,6 +32,7 @@ from ...events import (
     UiComponent,
     Usage,
 )
+from ..artifacts import component_props, placeholder
 from ..carrier import Payload, as_received
 from ..encoder import Encoder, handles
 from ..envelope import input_of, splice_extra
@@ -347,6 +349,21 @@ class NestEncoder(Encoder):
             fallback_text=e.fallback_text,
             component_versions=e.component_versions,
             partial=e.partial,
+        )
+        self._put(parts, e, [self._wire(w, e)], _plain(e))
+
+    @handles(ArtifactPresented, writes=("ref", "as_", "snapshot", "tool_call_id", "synthetic"))
+    def _artifact_ui(self, e: ArtifactPresented, parts: list[bytes]) -> None:
+        """An artifact is a ``ui`` frame: id the ref, component its ``as``, props ``{ref, as,
+        snapshot}``, the placeholder as fallback text (clients that draw nothing else show it)."""
+        if e.synthetic:
+            return  # derived from a tool output, which says it to every reader
+        w = UiW(
+            id=e.ref,
+            component=e.as_,
+            props=Raw(component_props(e)),
+            tool_call_id=e.tool_call_id,
+            fallback_text=placeholder(e.snapshot, e.as_),
         )
         self._put(parts, e, [self._wire(w, e)], _plain(e))
 

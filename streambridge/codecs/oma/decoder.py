@@ -132,8 +132,13 @@ class OmaDecoder(Decoder):
         if t == "error":
             return [self._error(w)]
         body = bytes(w.data)
-        if t.startswith("data-") and body.startswith(b"{") and "event" in decode_envelope(body, frame):
-            return [self._carrier(body, frame)]
+        if t.startswith("data-") and body.startswith(b"{"):
+            members = decode_envelope(body, frame)
+            if "event" in members:
+                return [self._carrier(body, frame)]
+            artifact = self._artifact_part(t, members)
+            if artifact is not None:
+                return [artifact]
         return [self._unknown(t, frame)]  # loop_detected, budget_exceeded and unknown types
 
     def _tool_result(self, r: ToolResultBlock) -> Event:

@@ -341,6 +341,8 @@ def _with_origin(drawn: tuple[DataPart, tuple[str | None, str, dict[str, object]
         if part.message_id is not UNSET:
             frame["messageId"] = part.message_id
         frame.update(members)
+    elif codec == "agentfootprint":
+        frame = {"type": name, "payload": members}  # an envelope; its SSE event name is the type
     else:
         frame = {"type": name, "data": members, **members}  # unknown members beside data too
     part.data = Raw(msgspec.json.encode(frame))

@@ -29,13 +29,15 @@ FAULT = Terminal(status="error", failure=Failure(status="error", message="upstre
 
 def frames_of(codec: str) -> list[bytes]:
     """A short conversation in ``codec`` as SSE frames: run start, text, a tool call, terminal."""
+    from msgspec import Raw
+
     from streambridge.events import RunStart, TextDelta, ToolCall, ToolOutput
 
     events = [
         RunStart(run_id="r1"),
         TextDelta(text="Hello "),
-        ToolCall(call_id="c1", name="lookup", input=b'{"q":1}'),  # type: ignore[arg-type]
-        ToolOutput(call_id="c1", output=b'"ok"'),  # type: ignore[arg-type]
+        ToolCall(call_id="c1", name="lookup", input=Raw(b'{"q":1}')),
+        ToolOutput(call_id="c1", output=Raw(b'"ok"')),
         TextDelta(text="world"),
         Terminal(status="succeeded"),
     ]

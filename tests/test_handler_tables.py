@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from streambridge.codecs import REGISTRY, get
 from streambridge.codecs.encoder import SHARED_WRITES, Encoder, field_defaults, handles
-from streambridge.events import EVENT_TYPES, Event, Terminal
+from streambridge.events import EVENT_TYPES, ArtifactPresented, ArtifactRefused, Event, Terminal
 
 from .model_strategies import alone
 
@@ -117,7 +117,8 @@ def test_a_handler_declares_its_types_and_fields() -> None:
         def _carrier_payload(self, event: Event, name: bytes, body: bytes) -> bytes:
             return b'{"type":' + name + b"," + body + b"}"
 
-    assert Declared.handlers == {Terminal: "_end"}
+    # (every encoder inherits the shared artifact handler: a data part whose id is the ref)
+    assert Declared.handlers == {Terminal: "_end", ArtifactPresented: "_artifact", ArtifactRefused: "_artifact"}
     assert dict(Declared.unwritten[Terminal])["model"] is msgspec.UNSET
     assert Declared("ndjson").encode([Terminal(status="succeeded")]) == b"{}\n"  # nothing unwritten set
     carried = Declared("ndjson").encode([Terminal(status="succeeded", model="m")])  # model: nobody writes it

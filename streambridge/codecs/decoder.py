@@ -7,6 +7,7 @@ for a truncated stream), fills the terminal's assembled text, and turns bad fram
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 from collections.abc import Callable, Sequence
@@ -341,10 +342,8 @@ class Decoder:
     def _frame(self, frame: Frame, out: list[Event]) -> None:
         if self._covering:
             self._covering -= 1
-            try:  # for the codec's state only: the carrier replaces it
+            with contextlib.suppress(FrameProblem):  # for the codec's state only: the carrier replaces it
                 self._decode(frame)
-            except FrameProblem as exc:  # yet a broken frame is a fault, carried or not
-                self._bad_frame(frame, str(exc), out, exc.kind)
             self._cover_next = 0  # a carrier among covered frames covers nothing more
             return
         self._from_carrier = False

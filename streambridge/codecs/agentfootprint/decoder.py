@@ -13,12 +13,12 @@ from msgspec import UNSET, Raw
 
 from ...events import Event, RunStart
 from ..decoder import Decoder
-from ..envelope import decode_envelope, raw_str
+from ..envelope import decode_envelope, decode_lenient, raw_str
 from ..errors import FrameProblem
 from ..framing import Frame
 from ..synthetic import is_derived
-from .mapping import DECODERS, Tally, from_payload, to_payload
-from .wire import CARRIER_TYPE, Envelope, EventMeta
+from .mapping import DECODERS, PAYLOADS, Tally, from_payload, to_payload
+from .wire import CARRIER_TYPE, PREFIX, Envelope, EventMeta
 
 __all__ = ["AgentFootprintDecoder"]
 
@@ -54,8 +54,13 @@ class AgentFootprintDecoder(Decoder):
             return [self._unknown(name, frame)]
         try:
             wire = payload_decoder.decode(env.payload)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return [self._unknown(name, frame)]  # a payload of another shape: kept whole
+        except msgspec.ValidationError:
+            try:  # members this codec does not know: read for what it knows, the payload kept verbatim
+                wire = decode_lenient(PAYLOADS[env.type[len(PREFIX) :]], env.payload)
+            except msgspec.ValidationError:
+                return [self._unknown(name, frame)]  # a payload of another shape: kept whole
+        except msgspec.DecodeError:
+            return [self._unknown(name, frame)]
         event = from_payload(env.type, wire, self._tally)
         if type(event) is RunStart:
             self._run_start(event, env.meta)

@@ -183,6 +183,12 @@ class Decoder:
     _hot_text: ClassVar[type] = type(None)
     _hot_reasoning: ClassVar[type] = type(None)
 
+    def _decode_covered(self, frame: Frame) -> None:
+        """A frame a carrier covers: the carrier's event replaces it, so it is decoded only for
+        the state the codec keeps (a codec whose state follows the carried events skips it)."""
+        with contextlib.suppress(FrameProblem):
+            self._decode(frame)
+
     def _take_wire(self, wire: Any) -> Event | None:
         """The hot path for one decoded ASCII frame that is not a primary delta: its event, or
         None to send the frame the full way instead.
@@ -342,8 +348,7 @@ class Decoder:
     def _frame(self, frame: Frame, out: list[Event]) -> None:
         if self._covering:
             self._covering -= 1
-            with contextlib.suppress(FrameProblem):  # for the codec's state only: the carrier replaces it
-                self._decode(frame)
+            self._decode_covered(frame)
             self._cover_next = 0  # a carrier among covered frames covers nothing more
             return
         self._from_carrier = False

@@ -47,7 +47,9 @@ class AgentFootprintDecoder(Decoder):
         except msgspec.DecodeError as exc:
             raise FrameProblem(f"one JSON envelope {{type, payload, meta}} ({exc})") from None
         if env.type == CARRIER_TYPE:
-            return [self._carrier(bytes(env.payload), frame)]
+            carried = self._carrier(bytes(env.payload), frame)
+            self._tally.observe(carried)  # what the encoder counted; its covered frames count nothing
+            return [carried]
         name = frame.event or env.type
         payload_decoder = DECODERS.get(env.type)
         if payload_decoder is None or name != env.type:
@@ -74,6 +76,9 @@ class AgentFootprintDecoder(Decoder):
             event.extra = extra
         return [event]
 
+    def _decode_covered(self, frame: Frame) -> None:
+        """Nothing to do: the tally follows the carried event (see the carrier branch above)."""
+
     def _loose(self, frame: Frame) -> tuple[Envelope, dict[str, Raw]]:
         """An envelope with members beyond the three: those travel in ``extra``, in order."""
         members = decode_envelope(frame.data, frame)
@@ -92,8 +97,7 @@ class AgentFootprintDecoder(Decoder):
             m = _meta_decoder.decode(meta)
         except (msgspec.DecodeError, msgspec.ValidationError):
             return  # kept whole in extra, ids unread
-        if m.run_id:
-            event.run_id = m.run_id
-            event.synthetic = is_derived("run-", m.run_id) and m.session_id is UNSET
+        event.run_id = m.run_id
+        event.synthetic = is_derived("run-", m.run_id) and m.session_id is UNSET
         event.thread_id = m.session_id
         self._tally.start(m.run_id, m.session_id)

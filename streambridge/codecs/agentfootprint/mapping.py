@@ -103,10 +103,11 @@ class Tally:
 
     def observe(self, event: Event) -> None:
         t = type(event)
-        if t is TextDelta and event.message_id is UNSET:
-            self.tokens += 1
-            self.call_text.append(event.text)  # type: ignore[attr-defined]
-            self.text.append(event.text)  # type: ignore[attr-defined]
+        if t is TextDelta:
+            self.tokens += 1  # every token frame, another message's too
+            if event.message_id is UNSET:
+                self.call_text.append(event.text)  # type: ignore[attr-defined]
+                self.text.append(event.text)  # type: ignore[attr-defined]
         elif t is ReasoningDelta:
             self.thinking += 1
         elif t is StepStart:

@@ -13,7 +13,7 @@ import pytest
 from streambridge.cli import replay
 
 from .cli_support import CAPTURES, GOLDEN, copy_golden, invoke, translated, user_error
-from .corpus import capture_body
+from .corpus import FILES, capture_body
 
 
 def playback(path: Path, to: str | None = None, framing: str | None = None) -> replay.Playback:
@@ -144,12 +144,13 @@ async def test_a_directory_is_served_in_order_or_by_name(aiohttp_client, tmp_pat
     playbacks = [replay.render(r, replay.resolve_protocol("oma", "--to"), None) for r in recordings]
     client = await aiohttp_client(replay.make_replay_app(playbacks))
     names = [r.keys[0] for r in recordings]
-    assert names == [f"{s}/{f}" for s in ("plain-text", "refused") for f in ("agentkit.sse", "nest.sse", "oma.ndjson")]
-    bodies = [await (await client.post("/")).read() for _ in range(7)]
-    assert bodies[:6] == [b"".join(p.chunks) for p in playbacks]
-    assert bodies[6] == bodies[0]  # cycles
+    assert names == [f"{s}/{f}" for s in ("plain-text", "refused") for f in sorted(FILES.values())]
+    n = len(names)
+    bodies = [await (await client.post("/")).read() for _ in range(n + 1)]
+    assert bodies[:n] == [b"".join(p.chunks) for p in playbacks]
+    assert bodies[n] == bodies[0]  # cycles
     chosen = await client.post("/?transcript=refused/nest")
-    assert await chosen.read() == b"".join(playbacks[4].chunks)
+    assert await chosen.read() == b"".join(playbacks[names.index("refused/nest.sse")].chunks)
     unknown = await client.post("/?transcript=nope")
     assert unknown.status == 404 and "plain-text/agentkit.sse" in (await unknown.json())["message"]
 

@@ -119,7 +119,15 @@ def present_result(output: Raw, call_id: str) -> ArtifactPresented | None:
 def present_json(e: ArtifactPresented) -> bytes:
     """The ``PresentedResult`` object in agentfootprint's key order (``presented, ref, as,
     snapshot{kind, mediaType, bytes, label?}``): what a ``present`` tool returns."""
-    return b'{"presented":true,"ref":' + json_encode(e.ref) + b',"as":' + json_encode(e.as_) + b',"snapshot":' + _snap(e) + b"}"
+    return (
+        b'{"presented":true,"ref":'
+        + json_encode(e.ref)
+        + b',"as":'
+        + json_encode(e.as_)
+        + b',"snapshot":'
+        + _snap(e)
+        + b"}"
+    )
 
 
 def _snap(e: ArtifactPresented) -> bytes:

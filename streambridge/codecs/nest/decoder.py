@@ -288,15 +288,19 @@ class NestDecoder(Decoder):
         elif t is UiW:
             artifact = read_component(w.id, w.component, w.props, w.tool_call_id, w.fallback_text)
             simple = w.version is UNSET and w.component_versions is UNSET and w.partial is UNSET
-            e = artifact if artifact is not None and simple else UiComponent(
-                ui_id=w.id,
-                component=w.component,
-                props=w.props,
-                version=w.version,
-                tool_call_id=w.tool_call_id,
-                fallback_text=w.fallback_text,
-                component_versions=w.component_versions,
-                partial=w.partial,
+            e = (
+                artifact
+                if artifact is not None and simple
+                else UiComponent(
+                    ui_id=w.id,
+                    component=w.component,
+                    props=w.props,
+                    version=w.version,
+                    tool_call_id=w.tool_call_id,
+                    fallback_text=w.fallback_text,
+                    component_versions=w.component_versions,
+                    partial=w.partial,
+                )
             )
         elif t is ElicitationW:
             e = Elicitation(call_id=w.id, request=w.request)

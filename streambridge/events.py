@@ -25,11 +25,11 @@ from msgspec import UNSET, Raw, Struct, UnsetType
 __all__ = [
     "RUN_STATUSES",
     "UNSET",
-    "BudgetExhausted",
-    "Citation",
     "ArtifactPresented",
     "ArtifactRefused",
     "ArtifactSnapshot",
+    "BudgetExhausted",
+    "Citation",
     "DataPart",
     "Elicitation",
     "Event",

@@ -206,7 +206,7 @@ def read_part(name: str, members: dict[str, Raw]) -> Event | None:
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     said = b",".join(b'"' + key.encode() + b'":' + bytes(raw) for key, raw in members.items())
-    return event if said == part_body(event) else None  # type: ignore[arg-type]
+    return event if said == part_body(event) else None
 
 
 # -- a generative-UI component (nest's ``ui`` frame) -----------------------------------------

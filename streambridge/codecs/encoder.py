@@ -134,8 +134,11 @@ class EncodingSink:
         encoder._event(event, self.parts)
 
 
-_ARTIFACT_FIELDS = ("ref", "as_", "snapshot", "tool_call_id", "iteration", "reason", "op", "detail", "tool")
-_ARTIFACT_FIELDS += ("message_id", "extra", "synthetic")  # (the handler decides when they need a carrier)
+#: (``message_id``, ``extra`` and ``synthetic`` too: the handler decides when they need a carrier)
+_ARTIFACT_FIELDS = (
+    *("ref", "as_", "snapshot", "tool_call_id", "iteration", "reason", "op", "detail", "tool"),
+    *("message_id", "extra", "synthetic"),
+)
 
 
 class Encoder:

@@ -16,8 +16,8 @@ from ...events import (
     ArtifactPresented,
     ArtifactRefused,
     BudgetExhausted,
-    Elicitation,
     DataPart,
+    Elicitation,
     Event,
     ReasoningDelta,
     RunStart,
@@ -41,8 +41,8 @@ from .wire import CARRIER_TYPE
 __all__ = ["AgentFootprintEncoder"]
 
 _CARRIER_HEAD = b'{"type":"' + CARRIER_TYPE.encode() + b'"'
-_MAPPED = (StepStart, StepFinish, TextDelta, ReasoningDelta, ToolCall, ToolOutput, ToolError, ToolDenied, Terminal)
-_MAPPED += (ToolProgress, BudgetExhausted, Elicitation, ArtifactPresented, ArtifactRefused)
+_MAPPED: tuple[type[Event], ...] = (StepStart, StepFinish, TextDelta, ReasoningDelta, ToolCall, ToolOutput, ToolError)
+_MAPPED += (ToolDenied, Terminal, ToolProgress, BudgetExhausted, Elicitation, ArtifactPresented, ArtifactRefused)
 #: every field of the mapped types: the read-back check decides about each of them
 _MAPPED_FIELDS = tuple(sorted({name for kind in _MAPPED for name in field_defaults(kind)}))
 _START_FIELDS = tuple(field_defaults(RunStart))

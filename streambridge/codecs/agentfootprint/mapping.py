@@ -291,7 +291,7 @@ def from_payload(kind: str, w: Any, tally: Tally) -> Event:
     if name == "stream.tool_end":
         return _tool_outcome(w)
     if name in _READERS:
-        return _READERS[name](w, tally)  # type: ignore[no-any-return]
+        return _READERS[name](w, tally)
     if name == "agent.turn_end":
         return _turn_end(w, tally)
     code = TRUNCATED_CODE if w.error == TRUNCATED_MESSAGE else "run_failed"  # streambridge's own end

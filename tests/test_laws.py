@@ -17,6 +17,8 @@ from streambridge import translate
 from streambridge.codecs import get
 from streambridge.codecs.terminals import TRUNCATED_CODE
 from streambridge.events import (
+    ArtifactPresented,
+    ArtifactRefused,
     Event,
     ReasoningDelta,
     StepFinish,
@@ -72,7 +74,12 @@ def _input_of(call: ToolCall) -> object:
 def project(events: list[Event]) -> dict[str, object]:
     """What every one of the three protocols says natively about a conversation."""
     tools, outcomes = [], []
+    artifacts: dict[str, object] = {}  # by ref: a later frame for the same ref replaces it
     for e in events:
+        if isinstance(e, ArtifactPresented):
+            artifacts[e.ref] = ("presented", e.as_, e.snapshot, e.tool_call_id)
+        elif isinstance(e, ArtifactRefused):
+            artifacts[e.ref or ""] = ("refused", e.reason)
         if isinstance(e, ToolCall) and not e.synthetic:
             tools.append((e.call_id, e.name, _input_of(e)))
         elif isinstance(e, ToolOutput):
@@ -89,6 +96,7 @@ def project(events: list[Event]) -> dict[str, object]:
         "tools": tools,
         "outcomes": outcomes,
         "status": end.status,
+        "artifacts": artifacts,
     }
 
 

@@ -248,6 +248,7 @@ class Decoder:
         if type(event) is ToolCall:
             self._calls.add(event.call_id)
         self._out.append(event)
+        self._follow_artifacts(event, self._out)
 
     #: the protocol cannot say a tool input start (its encoders invent none for input deltas
     #: of an unannounced call): the decoder invents it, so every decoder says the same
@@ -317,16 +318,19 @@ class Decoder:
             if event.text is UNSET and event.message_id is UNSET:  # type: ignore[attr-defined]
                 event.text = self._pieces.text()  # type: ignore[attr-defined]
         out.append(event)
-        if kind is ToolOutput:
-            self._derive_artifact(event, out)  # type: ignore[arg-type]
-        elif kind is ArtifactPresented:
-            self._presented.add(event.ref)  # type: ignore[attr-defined]
+        self._follow_artifacts(event, out)
         if self._early:  # bad frames that came before the run start follow it
             self._flush_early(out)
 
-    def _derive_artifact(self, output: ToolOutput, out: list[Event]) -> None:
+    def _follow_artifacts(self, event: Event, out: list[Event]) -> None:
         """A tool output that is a ``present`` result presents its artifact, unless the stream
         said so itself first (agentfootprint's ``artifacts.presented`` precedes the result)."""
+        if type(event) is ArtifactPresented:
+            self._presented.add(event.ref)
+            return
+        if type(event) is not ToolOutput:
+            return
+        output: ToolOutput = event
         artifact = present_result(output.output, output.call_id)
         if artifact is not None and artifact.ref not in self._presented:
             self._presented.add(artifact.ref)

@@ -132,7 +132,7 @@ class NestDecoder(Decoder):
             return
         if t in STEP_STATE:  # a tool call (never a terminal or primary text on this path)
             steps.follow(t)
-        self._out.append(event)
+        super()._accept(event)
 
     def _deliver(self, event: Event, out: list[Event], *, carried: bool) -> None:
         t = type(event)

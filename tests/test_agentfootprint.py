@@ -211,7 +211,10 @@ def test_a_fatal_error_and_a_pause_request_reach_a_nest_client() -> None:
     assert isinstance(events[1], Elicitation) and bytes(events[1].request) == b'{"q":"Send it?"}'
     assert events[-1].status == "error" and events[-1].failure.message == "provider timed out"
     nest = convert("agentfootprint", "nest", data)
-    assert b'"kind":"elicitation"' in nest and b'event: error\ndata: {"message":"provider timed out"' in nest
+    assert (
+        b'"kind":"elicitation"' in nest
+        and b'event: error\ndata: {"code":"run_failed","message":"provider timed out"}' in nest
+    )
     assert convert("nest", "agentfootprint", nest) == data
 
 

@@ -208,7 +208,8 @@ def test_a_fatal_error_and_a_pause_request_reach_a_nest_client() -> None:
     fatal = frame("error.fatal", {"error": "provider timed out", "stage": "llm#2", "scope": "agent"}, 10, "err#2")
     data = FRAMES[0] + paused + fatal
     events = decode("agentfootprint", data, strict=True)
-    assert isinstance(events[1], Elicitation) and bytes(events[1].request) == b'{"q":"Send it?"}'
+    assert events[1] == ToolCall(call_id="pause-0", name="unknown", synthetic=True)  # what it asks about
+    assert isinstance(events[2], Elicitation) and bytes(events[2].request) == b'{"q":"Send it?"}'
     assert events[-1].status == "error" and events[-1].failure.message == "provider timed out"
     nest = convert("agentfootprint", "nest", data)
     assert (

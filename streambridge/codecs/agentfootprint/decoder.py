@@ -11,12 +11,12 @@ from __future__ import annotations
 import msgspec
 from msgspec import UNSET, Raw
 
-from ...events import Event, RunStart
+from ...events import Elicitation, Event, RunStart, ToolCall
 from ..decoder import Decoder
 from ..envelope import decode_envelope, decode_lenient, raw_str
 from ..errors import FrameProblem
 from ..framing import Frame
-from ..synthetic import is_derived
+from ..synthetic import announcement, is_derived
 from .mapping import DECODERS, PAYLOADS, Tally, from_payload, to_payload
 from .wire import CARRIER_TYPE, PREFIX, Envelope, EventMeta
 
@@ -74,6 +74,8 @@ class AgentFootprintDecoder(Decoder):
             extra = {"meta": env.meta, **extra}
         if extra:
             event.extra = extra
+        if type(event) is Elicitation:  # a pause asks about no tool call: the model's needs one
+            return [announcement(ToolCall, event.call_id), event]
         return [event]
 
     def _decode_covered(self, frame: Frame) -> None:

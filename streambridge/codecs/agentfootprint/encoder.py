@@ -34,8 +34,8 @@ from ...events import (
 from ..carrier import as_received
 from ..encoder import Encoder, field_defaults, handles
 from ..envelope import input_of, json_encode, splice_extra
-from ..synthetic import invented_start
-from .mapping import DECODERS, Tally, from_payload, to_payload
+from ..synthetic import invented_call, invented_start
+from .mapping import DECODERS, Tally, from_payload, pause_id, to_payload
 from .wire import CARRIER_TYPE
 
 __all__ = ["AgentFootprintEncoder"]
@@ -105,6 +105,8 @@ class AgentFootprintEncoder(Encoder):
         if (type(e) is StepStart or type(e) is StepFinish or type(e) is ArtifactPresented) and e.synthetic:
             return  # implied structure, or an artifact its tool output says: no carrier describes it
         if type(e) is ToolCall:
+            if invented_call(e) and e.call_id == pause_id(self._tally):
+                return  # the announcement a pause request implies: its decoder invents it again
             e = _as_read(e)
         said = to_payload(e, self._tally)
         assert said is not None  # every mapped type has its frame

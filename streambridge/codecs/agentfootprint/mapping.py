@@ -340,9 +340,14 @@ def _read_budget(w: BudgetP, tally: Tally) -> Event:
     return BudgetExhausted(reason=w.reason, action=w.action, limit=w.limit, pending_tool_calls=w.pending_tool_calls)
 
 
+def pause_id(tally: Tally) -> str:
+    """The id of the next pause request's elicitation (pauses are numbered in the stream)."""
+    return f"pause-{tally.pauses}"
+
+
 def _read_pause(w: PauseP, tally: Tally) -> Event:
-    """A pause request asks the person for input: an elicitation, numbered in the stream."""
-    return Elicitation(call_id=f"pause-{tally.pauses}", request=w.question_payload)
+    """A pause request asks the person for input: an elicitation."""
+    return Elicitation(call_id=pause_id(tally), request=w.question_payload)
 
 
 def _read_presented(w: PresentedP, tally: Tally) -> Event:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from aiohttp import web
 from msgspec import UNSET
 
 from streambridge import StreamError
@@ -28,6 +29,7 @@ from streambridge.events import (
 )
 
 from .corpus import CODECS, canonical, convert, decode, encode
+from .proxy_support import Upstream, proxy_config, start_proxy, url_of, without_comments, write_stream
 
 RESULT = {
     "presented": True,
@@ -241,3 +243,37 @@ def test_unmapped_bus_types_come_back_intact_everywhere() -> None:
         assert canonical(
             decode("agentfootprint", convert(via, "agentfootprint", convert("agentfootprint", via, data)))
         ) == (canonical(decode("agentfootprint", data)))
+
+
+# -- through the proxy -----------------------------------------------------------------------
+
+
+async def test_a_nest_client_sees_an_agentfootprint_backends_artifact_through_the_proxy(
+    aiohttp_server, aiohttp_client
+) -> None:
+    """A nest frontend in front of an agentfootprint host: its chat request becomes
+    ``POST …/invoke {input, sessionId}``, the envelope stream (with heartbeats) becomes nest
+    frames with the artifact as a ``ui`` frame, and the ``meta`` the client gets names the run."""
+    backend = Upstream()
+
+    async def invoke(request):
+        await backend.record(request)
+        return await write_stream(request, [PING, *FRAMES[:6], PING, *FRAMES[6:]])
+
+    app = web.Application()
+    app.router.add_post("/host/invoke", invoke)
+    server = await aiohttp_server(app)
+    client = await start_proxy(
+        aiohttp_client, proxy_config(url_of(server, "/host"), "agentfootprint", "nest", heartbeat=60)
+    )
+    resp = await client.post("/agent/chat", json={"message": "Chart Q3 sales by region", "threadId": "sess_41"})
+    assert resp.status == 201  # nest answers a chat with 201 Created
+    body = without_comments(await resp.read())
+    assert backend.requests[0]["path"] == "/host/invoke"
+    assert backend.last_json == {"input": "Chart Q3 sales by region", "sessionId": "sess_41"}
+    assert body.startswith(b'event: meta\ndata: {"runId":"run_8f2kQ","threadId":"sess_41"}\n\n')
+    events = decode("nest", body, strict=True)
+    assert [e.ref for e in events if isinstance(e, ArtifactPresented)] == [RESULT["ref"]]
+    assert b'"fallbackText":"Chart \xe2\x80\x94 \'Q3 sales by region\' (bar-chart, 41 KB)"' in body
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Here is Q3 by region."
+    assert events[-1].status == "succeeded"

@@ -103,6 +103,23 @@ def test_agentkit_turn_to_oma_keeps_history_and_back() -> None:
     assert [(m["role"], m["text"]) for m in back["history"]] == [("user", "Weather?"), ("assistant", "Sunny.")]
 
 
+def test_agentfootprint_invoke_requests() -> None:
+    req = parse_request("agentfootprint", b'{"input": "Chart Q3", "sessionId": "sess_41", "decision": {"ok": true}}')
+    assert (req.text, req.thread_id) == ("Chart Q3", "sess_41")
+    assert translate_request("agentfootprint", "nest", {"input": "hi", "sessionId": "s1"}) == {
+        "message": "hi",
+        "threadId": "s1",
+    }
+    assert translate_request("nest", "agentfootprint", {"message": "hi", "threadId": "t1"}) == {
+        "input": "hi",
+        "sessionId": "t1",
+    }
+    assert chat_url("agentfootprint", "http://h:8080") == "http://h:8080/invoke"
+    assert chat_url("agentfootprint", "http://h/agents/a1/invoke") == "http://h/agents/a1/invoke"
+    with pytest.raises(BadRequest, match="missing required field `input`"):
+        parse_request("agentfootprint", b'{"sessionId": "s"}')
+
+
 def test_oma_request_forms() -> None:
     assert parse_request("oma", b'{"prompt": "hi", "agent": "a1"}').text == "hi"
     blocks = b'{"messages": [{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "image"}, {"type": "text", "text": "b"}]}]}'
@@ -195,7 +212,7 @@ def test_retry_after() -> None:
 
 
 @pytest.mark.parametrize("code", sorted(FAULTS))
-@pytest.mark.parametrize("target", ["agentkit", "nest", "oma"])
+@pytest.mark.parametrize("target", codecs.names())
 def test_every_fault_is_one_terminal_in_every_target(code: str, target: str) -> None:
     encoder = codecs.get(target).encoder()
     out = (

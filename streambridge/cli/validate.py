@@ -254,7 +254,7 @@ class Validator:
 
     def _frame_rules(self, frame: Frame) -> None:
         name, data = self.rules.named(frame)
-        if name and name not in self.rules.event_names:
+        if name and not self.rules.known_name(name):
             self.add("SB005", f"SSE event name {name!r}: {self._event_names_used()}")
         self.rules.frame(frame, name, data)
 
@@ -298,7 +298,7 @@ class Validator:
         self.rules.first_event(event)
 
     def _passthrough(self, part: DataPart) -> None:
-        if part.origin != self.name or part.name in self.rules.known_passthrough:
+        if part.origin != self.name or self.rules.known_kind(part.name):
             return
         tag = self.decoder.tag_field  # each protocol's own word: nest's kind, agentkit's and oma's type
         self.add("SB006", f"unknown {tag} {part.name!r}" if part.name else f"a frame without a {tag}")

@@ -26,10 +26,12 @@ from .encoder import Encoder
 from .framing import DEFAULT_MAX_EVENT_SIZE, Frame, Framing
 from .http import HttpSurface
 
-__all__ = ["COMMON_NATIVE", "Codec", "Likeness", "RuleContext", "Rules"]
+__all__ = ["ARTIFACTS", "COMMON_NATIVE", "Codec", "Likeness", "RuleContext", "Rules"]
 
 #: the event types every protocol says natively
 COMMON_NATIVE = frozenset({"text", "tool-call", "tool-output", "tool-error", "terminal", "reasoning"})
+#: what a protocol says natively when its encoder sets ``artifact_parts`` (a ``data-artifact`` part)
+ARTIFACTS = frozenset({"artifact-presented", "artifact-refused"})
 
 
 class Likeness(IntEnum):
@@ -86,6 +88,14 @@ class Rules:
 
     def __init__(self, check: RuleContext) -> None:
         self.check = check
+
+    def known_name(self, name: str) -> bool:
+        """Whether the protocol uses this SSE event name (by default: one of :attr:`event_names`)."""
+        return name in self.event_names
+
+    def known_kind(self, kind: str) -> bool:
+        """Whether a kind kept as a passthrough is one the protocol defines (no finding)."""
+        return kind in self.known_passthrough
 
     def named(self, frame: Frame) -> tuple[str, bytes]:
         """The frame's event name and data (a protocol may carry names inside NDJSON lines)."""

@@ -282,6 +282,9 @@ class Encoder:
         elif not event.synthetic:
             self._put(parts, event, [], False)
 
+    #: the protocol writes artifacts as ``data-artifact`` parts whose id is the ref, and its
+    #: decoder reads them back (``Decoder._artifact_part``); otherwise they travel in carriers
+    artifact_parts: ClassVar[bool] = False
     #: the protocol's data part names its message (agentkit's ``messageId``)
     _parts_say_message_id: ClassVar[bool] = False
 
@@ -291,6 +294,9 @@ class Encoder:
         in the protocol's data part; a protocol with a native form overrides this. One derived
         from a tool output is not written: the tool output says it, to every reader."""
         if e.synthetic:
+            return
+        if not self.artifact_parts:
+            self._put(parts, e, [], False)
             return
         native = e.extra is UNSET and (e.message_id is UNSET or self._parts_say_message_id)
         self._put(parts, e, [self._carrier_payload(e, part_name(e), part_body(e))], native)

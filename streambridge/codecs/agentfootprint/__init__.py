@@ -15,7 +15,7 @@ directions, and the stream state payloads are numbered by), ``decoder``, ``encod
 
 from __future__ import annotations
 
-from ..codec import COMMON_NATIVE, Codec
+from ..codec import ARTIFACTS, COMMON_NATIVE, Codec
 from .decoder import AgentFootprintDecoder
 from .encoder import AgentFootprintEncoder
 from .http import SURFACE
@@ -30,7 +30,10 @@ CODEC = Codec(
     AgentFootprintDecoder,
     AgentFootprintEncoder,
     "sse",
-    COMMON_NATIVE | {"run-start", "step-start", "step-finish"},
+    COMMON_NATIVE
+    | ARTIFACTS
+    | {"run-start", "step-start", "step-finish", "elicitation"}
+    | {"tool-progress", "budget-exhausted"},
     SURFACE,
     sniff=sniff,
     rules=AgentFootprintRules,

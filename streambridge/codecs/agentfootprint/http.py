@@ -2,15 +2,17 @@
 ``POST <mount>/invoke {input, sessionId?, decision?}`` answered ``200`` with the stream (SSE with
 ``Accept: text/event-stream``). The doc gives that request shape for the hosting dialect; the
 ``toSSE`` envelope stream has no request of its own (the host application decides it), so this
-draft serves the envelope stream on the hosting route and request shape. There is no tool
+streambridge serves the envelope stream on the hosting route and request shape too. There is no tool
 decision route: a decision travels on the next ``POST /invoke`` as ``decision``, so the control
 path below is this bridge's own."""
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from msgspec import UNSET, Raw, Struct, UnsetType
 
-from ..http import HttpSurface
+from ..http import HttpSurface, join_url
 from ..requests import WIRE, ChatRequest, check_id, decode_request, encode_request, optional, or_unset
 
 __all__ = ["SURFACE", "Invoke", "build_request", "parse_request"]
@@ -31,6 +33,11 @@ def build_request(req: ChatRequest) -> bytes:
     return encode_request(Invoke(input=req.text, session_id=or_unset(req.thread_id)))
 
 
+def upstream_chat_url(upstream: str) -> str:
+    """A host configured by its base URL gets ``…/invoke``; a URL that names the route is kept."""
+    return upstream if urlsplit(upstream).path.rstrip("/").endswith("/invoke") else join_url(upstream, "invoke")
+
+
 SURFACE = HttpSurface(
     chat_path="invoke",
     chat_status=200,
@@ -38,4 +45,5 @@ SURFACE = HttpSurface(
     control_status=200,
     parse_request=parse_request,
     build_request=build_request,
+    upstream_chat_url=upstream_chat_url,
 )

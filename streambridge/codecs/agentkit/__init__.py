@@ -17,7 +17,7 @@ frame shows agentkit) and ``rules`` (its own rules for ``streambridge validate``
 
 from __future__ import annotations
 
-from ..codec import COMMON_NATIVE, Codec
+from ..codec import ARTIFACTS, COMMON_NATIVE, Codec
 from .decoder import AgentkitDecoder
 from .encoder import AgentkitEncoder
 from .http import SURFACE
@@ -33,7 +33,7 @@ CODEC = Codec(
     AgentkitDecoder,
     AgentkitEncoder,
     "sse",
-    COMMON_NATIVE | {"run-start", "tool-denied", "sources", "citation", "suggestions", "status"},
+    COMMON_NATIVE | ARTIFACTS | {"run-start", "tool-denied", "sources", "citation", "suggestions", "status"},
     SURFACE,
     sniff=sniff,
     rules=AgentkitRules,

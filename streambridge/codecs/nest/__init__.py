@@ -15,7 +15,7 @@ opening meta's ids), ``sniff`` (how a frame shows nest) and ``rules`` (its own r
 
 from __future__ import annotations
 
-from ..codec import COMMON_NATIVE, Codec
+from ..codec import ARTIFACTS, COMMON_NATIVE, Codec
 from .decoder import NestDecoder
 from .encoder import NestEncoder
 from .http import SURFACE
@@ -32,6 +32,7 @@ CODEC = Codec(
     NestEncoder,
     "sse",
     COMMON_NATIVE
+    | ARTIFACTS
     | {
         "run-start",
         "step-start",

@@ -131,6 +131,7 @@ class NestEncoder(Encoder):
     codec = "nest"
     # _plain decides about the fields every event has; _wire splices unknown members back
     writes_everywhere = frozenset({"message_id", "synthetic", "extra"})
+    artifact_parts = True  # a refusal; an artifact presented is a ``ui`` frame
     _says_input_start = True
 
     def __init__(self, framing: Literal["sse", "ndjson"] | None = None, *, sequence_ids: bool = False) -> None:

@@ -13,7 +13,7 @@ frame shows oma) and ``rules`` (its own part of ``streambridge validate``).
 
 from __future__ import annotations
 
-from ..codec import COMMON_NATIVE, Codec
+from ..codec import ARTIFACTS, COMMON_NATIVE, Codec
 from .decoder import OmaDecoder
 from .encoder import OmaEncoder
 from .http import SURFACE
@@ -29,7 +29,7 @@ CODEC = Codec(
     OmaDecoder,
     OmaEncoder,
     "ndjson",
-    COMMON_NATIVE,
+    COMMON_NATIVE | ARTIFACTS,
     SURFACE,
     sniff=sniff,
     rules=OmaRules,

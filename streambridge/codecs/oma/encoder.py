@@ -91,6 +91,7 @@ class OmaEncoder(Encoder):
     codec = "oma"
     default_framing = "ndjson"
     writes_everywhere = frozenset({"extra"})  # unknown members spliced back by _write
+    artifact_parts = True
 
     def __init__(self, framing: Literal["sse", "ndjson"] | None = None) -> None:
         super().__init__(framing)

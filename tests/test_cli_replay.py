@@ -238,3 +238,14 @@ def test_serving_on_a_taken_port_is_a_user_error(monkeypatch: pytest.MonkeyPatch
         port = taken.getsockname()[1]
         result = invoke("replay", GOLDEN / "plain-text/nest.sse", "--serve", "--port", port)
     user_error(result, "cannot listen on 127.0.0.1")
+
+
+async def test_agentfootprint_answers_a_post_on_its_invoke_route(aiohttp_client) -> None:
+    path = GOLDEN / "present-with-label/nest.sse"
+    client = await aiohttp_client(replay.make_replay_app([playback(path, "agentfootprint")], base="/host"))
+    resp = await client.post("/host/invoke", json={"input": "Chart Q3", "sessionId": "s1"})
+    assert resp.status == 200 and resp.headers["Content-Type"] == "text/event-stream"
+    body = await resp.read()
+    assert body == translated("nest", "agentfootprint", path.read_bytes())
+    assert b"event: agentfootprint.artifacts.presented\n" in body
+    assert (await client.post("/host")).status == 404

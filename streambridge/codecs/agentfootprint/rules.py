@@ -15,7 +15,32 @@ __all__ = ["AgentFootprintRules"]
 
 #: the bus's event domains (``agentfootprint.<domain>.<event>``)
 DOMAINS = frozenset(
-    ["composition", "agent", "stream", "context", "memory", "tools", "skill", "map", "integrity", "validation", "permission", "credential", "risk", "fallback", "cost", "eval", "error", "reliability", "resilience", "pause", "checkin", "middleware", "embedding", "artifacts"]
+    [
+        "composition",
+        "agent",
+        "stream",
+        "context",
+        "memory",
+        "tools",
+        "skill",
+        "map",
+        "integrity",
+        "validation",
+        "permission",
+        "credential",
+        "risk",
+        "fallback",
+        "cost",
+        "eval",
+        "error",
+        "reliability",
+        "resilience",
+        "pause",
+        "checkin",
+        "middleware",
+        "embedding",
+        "artifacts",
+    ]
 )
 
 

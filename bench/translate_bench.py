@@ -35,10 +35,12 @@ import msgspec
 
 from streambridge import Translator
 from streambridge.codecs import agentkit, nest, oma
+from streambridge.codecs.agentfootprint import wire as af
+from streambridge.codecs.agentfootprint.mapping import PAYLOADS as AF_PAYLOADS
 
 ROOT = Path(__file__).resolve().parent.parent
 CHUNK = 64 * 1024
-CODECS = ("nest", "agentkit", "oma")
+CODECS = ("nest", "agentkit", "oma", "agentfootprint")
 
 
 def _nest_frames(n: int) -> Iterator[bytes]:
@@ -101,8 +103,70 @@ def _oma_frames(n: int) -> Iterator[bytes]:
     yield b'data: {"type":"done","data":{"success":true,"status":{"code":"ok"},"output":"","messages":[],"tokenUsage":{"input_tokens":1,"output_tokens":2},"toolCalls":[]}}\n\n'
 
 
-GENERATORS = {"nest": _nest_frames, "agentkit": _agentkit_frames, "oma": _oma_frames}
-WIRE = {"nest": nest.NestFrame, "agentkit": agentkit.AgentFrame, "oma": oma.OmaEventW}
+_AF_META = (
+    b'"meta":{"wallClockMs":0,"runOffsetMs":0,"runtimeStageId":"","subflowPath":[],"compositionPath":[],"runId":"r1"}'
+)
+
+
+def _af(kind: bytes, payload: bytes) -> bytes:
+    t = b"agentfootprint." + kind
+    return b"event: " + t + b'\ndata: {"type":"' + t + b'","payload":' + payload + b"," + _AF_META + b"}\n\n"
+
+
+def _agentfootprint_frames(n: int) -> Iterator[bytes]:
+    yield _af(b"agent.turn_start", b'{"turnIndex":0,"userPrompt":""}')
+    i, it, text = 0, 0, []
+    while i < n - 2:
+        it += 1
+        yield _af(
+            b"stream.llm_start",
+            b'{"iteration":%d,"provider":"","model":"","systemPromptChars":0,"messagesCount":0,"toolsCount":0}' % it,
+        )
+        yield _af(b"stream.thinking_delta", b'{"iteration":%d,"tokenIndex":0,"content":"thinking about it"}' % it)
+        call = []
+        for k in range(40):
+            yield _af(b"stream.token", b'{"iteration":%d,"tokenIndex":%d,"content":"w%d "}' % (it, k, k))
+            call.append(f"w{k} ")
+        text += call
+        cid = b"call-%d" % i
+        yield _af(b"stream.tool_start", b'{"toolName":"lookup","toolCallId":"%s","args":{"q":"item"}}' % cid)
+        yield _af(b"stream.tool_end", b'{"toolCallId":"%s","result":{"rows":3,"ok":true},"durationMs":0}' % cid)
+        content = msgspec.json.encode("".join(call))
+        yield _af(
+            b"stream.llm_end",
+            b'{"iteration":%d,"content":%s,"toolCallCount":1,"usage":{"input":11,"output":5},"stopReason":"tool_use","durationMs":0}'
+            % (it, content),
+        )
+        i += 46
+    final = msgspec.json.encode("".join(text))
+    yield _af(
+        b"agent.turn_end",
+        b'{"turnIndex":0,"finalContent":%s,"totalInputTokens":%d,"totalOutputTokens":%d,"iterationCount":%d,"durationMs":0}'
+        % (final, 11 * it, 5 * it, it),
+    )
+
+
+def _af_envelopes() -> object:
+    """The floor's wire type for agentfootprint: each mapped envelope, tagged by its type."""
+    kinds = []
+    for name, payload in AF_PAYLOADS.items():
+        fields = [("payload", payload), ("meta", af.EventMeta)]
+        kinds.append(msgspec.defstruct(name, fields, tag_field="type", tag=af.PREFIX + name, rename="camel"))
+    return kinds[0] if len(kinds) == 1 else __import__("typing").Union[tuple(kinds)]
+
+
+GENERATORS = {
+    "nest": _nest_frames,
+    "agentkit": _agentkit_frames,
+    "oma": _oma_frames,
+    "agentfootprint": _agentfootprint_frames,
+}
+WIRE = {
+    "nest": nest.NestFrame,
+    "agentkit": agentkit.AgentFrame,
+    "oma": oma.OmaEventW,
+    "agentfootprint": _af_envelopes(),
+}
 
 
 def write_transcript(codec: str, n: int, folder: Path) -> tuple[Path, int]:
@@ -233,9 +297,10 @@ def compare(args: argparse.Namespace) -> None:
     against = args.against.resolve()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for source in CODECS:
+        both = [c for c in CODECS if (against / "streambridge" / "codecs" / c).exists()]  # what it has too
+        for source in both:
             path, count = write_transcript(source, args.events, Path(tmp))
-            for target in CODECS:
+            for target in both:
                 now, before = [], []
                 for _ in range(args.repeat):
                     now.append(measure_in_child(source, target, path, args.detect)[1])

@@ -292,6 +292,14 @@ class SSEParser(_Parser):
                 index += 1
                 if not (plain is not None and not out and not self.problems and plain((block,), 6, None)):
                     append(Frame(block[6:], "", last_id, False, index, pos))
+            elif (
+                block.startswith(b"event: ")
+                and block.count(b"\n") == 1
+                and len(block) < limit
+                and ((cut := block.find(b"\ndata: ")) > 0)
+            ):  # a named one-line event (agentfootprint names every frame): no line rules either
+                index += 1
+                append(Frame(block[cut + 7 :], block[7:cut].decode("utf-8", "replace"), last_id, False, index, pos))
             else:
                 self._index = index
                 self._block_lines(block, pos, out)

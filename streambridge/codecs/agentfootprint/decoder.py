@@ -11,18 +11,23 @@ from __future__ import annotations
 import msgspec
 from msgspec import UNSET, Raw
 
-from ...events import Elicitation, Event, RunStart, ToolCall
+from ...events import Elicitation, Event, RunStart, TextDelta, ToolCall
 from ..decoder import Decoder
-from ..envelope import decode_envelope, decode_lenient, raw_str
+from ..envelope import decode_envelope, decode_lenient, json_encode, raw_str
 from ..errors import FrameProblem
 from ..framing import Frame
 from ..synthetic import announcement, is_derived
 from .mapping import DECODERS, PAYLOADS, Tally, from_payload, to_payload
-from .wire import CARRIER_TYPE, PREFIX, Envelope, EventMeta
+from .wire import CARRIER_TYPE, PREFIX, Envelope, EventMeta, TokenEnvelope
+from .wire import TOKEN_CONTENT as _TOKEN_CONTENT
+from .wire import TOKEN_HEAD as _TOKEN_HEAD
+from .wire import TOKEN_INDEX as _TOKEN_INDEX
 
 __all__ = ["AgentFootprintDecoder"]
 
 _envelope_decoder = msgspec.json.Decoder(Envelope)
+_token_decoder = msgspec.json.Decoder(TokenEnvelope)
+_TOKEN = PREFIX + "stream.token"
 _meta_decoder = msgspec.json.Decoder(EventMeta)
 _ENVELOPE_KEYS = frozenset({"type", "payload", "meta"})
 
@@ -39,6 +44,10 @@ class AgentFootprintDecoder(Decoder):
         self._tally = Tally()
 
     def _decode(self, frame: Frame) -> list[Event]:
+        if frame.event == _TOKEN:
+            token = self._plain_token(frame.data)
+            if token is not None:
+                return [token]
         try:
             env = _envelope_decoder.decode(frame.data)
             extra: dict[str, Raw] = {}
@@ -77,6 +86,23 @@ class AgentFootprintDecoder(Decoder):
         if type(event) is Elicitation:  # a pause asks about no tool call: the model's needs one
             return [announcement(ToolCall, event.call_id), event]
         return [event]
+
+    def _plain_token(self, data: bytes) -> TextDelta | None:
+        """A token envelope exactly as the encoder writes a plain one (the tally's counters, the
+        default meta, no other member): its delta, read with one decode and one comparison."""
+        try:
+            env = _token_decoder.decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+        tally, p = self._tally, env.payload
+        if p.iteration != tally.iteration or p.token_index != tally.tokens or not tally.meta:
+            return None
+        said = b"%s%d,%s%d,%s" % (_TOKEN_HEAD, p.iteration, _TOKEN_INDEX, p.token_index, _TOKEN_CONTENT)
+        if data != said + json_encode(p.content) + b'},"meta":' + tally.meta + b"}":
+            return None
+        tally.tokens += 1
+        tally.primary_token(p.content)
+        return TextDelta(text=p.content)
 
     def _decode_covered(self, frame: Frame) -> None:
         """Nothing to do: the tally follows the carried event (see the carrier branch above)."""

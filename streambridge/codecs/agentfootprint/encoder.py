@@ -36,9 +36,15 @@ from ..encoder import Encoder, field_defaults, handles
 from ..envelope import input_of, json_encode, splice_extra
 from ..synthetic import invented_call, invented_start
 from .mapping import DECODERS, Tally, from_payload, pause_id, to_payload
-from .wire import CARRIER_TYPE
+from .wire import CARRIER_TYPE, PREFIX
+from .wire import TOKEN_CONTENT as _TOKEN_CONTENT
+from .wire import TOKEN_HEAD as _TOKEN_HEAD
+from .wire import TOKEN_INDEX as _TOKEN_INDEX
 
 __all__ = ["AgentFootprintEncoder"]
+
+_TEXT_REST = msgspec.structs.astuple(TextDelta())[1:]  # every field of a plain delta but its text
+_TOKEN_EVENT = b"event: " + PREFIX.encode() + b"stream.token\ndata: "
 
 _CARRIER_HEAD = b'{"type":"' + CARRIER_TYPE.encode() + b'"'
 _MAPPED: tuple[type[Event], ...] = (StepStart, StepFinish, TextDelta, ReasoningDelta, ToolCall, ToolOutput, ToolError)
@@ -64,6 +70,20 @@ class AgentFootprintEncoder(Encoder):
         elif not name and payload.startswith(_CARRIER_HEAD):
             name = CARRIER_TYPE
         return super()._emit(payload, name, event_id)
+
+    def _fast_text(self, event: TextDelta) -> bytes | None:
+        """A plain primary token, written from the tally's counters with no read-back: what
+        ``_mapped`` writes for it, by construction (the hot path of a translation)."""
+        if msgspec.structs.astuple(event)[1:] != _TEXT_REST or not self._tally.meta:
+            return None
+        tally = self._tally
+        head = b"%s%d,%s%d,%s" % (_TOKEN_HEAD, tally.iteration, _TOKEN_INDEX, tally.tokens, _TOKEN_CONTENT)
+        tally.tokens += 1
+        tally.primary_token(event.text)
+        payload = head + json_encode(event.text) + b'},"meta":' + tally.meta + b"}"
+        if self._sse:
+            return _TOKEN_EVENT + payload + b"\n\n"
+        return payload + b"\n"
 
     def _carrier_payload(self, event: Event, name: bytes, body: bytes) -> bytes:
         return _CARRIER_HEAD + b',"payload":{"name":' + name + b"," + body + b"}}"

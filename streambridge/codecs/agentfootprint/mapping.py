@@ -35,6 +35,7 @@ from ...events import (
 from ..envelope import input_of, raw_str
 from ..synthetic import read_call
 from ..terminals import DEFAULT_MESSAGES, TRUNCATED_CODE, TRUNCATED_MESSAGE, canonical_failure
+from ..textpath import TextPieces
 from .wire import (
     PREFIX,
     AfUsage,
@@ -89,9 +90,9 @@ class Tally:
         self.iteration = 0  # LLM calls started (``stream.llm_start``)
         self.tokens = 0  # ``stream.token`` frames in this call
         self.thinking = 0  # ``stream.thinking_delta`` frames in this call
-        self.call_text: list[str] = []  # this call's text (``llm_end.content``)
+        self.call_text = TextPieces([])  # this call's text (``llm_end.content``)
         self.call_tools = 0  # tool calls started in this call
-        self.text: list[str] = []  # the turn's text
+        self.text = TextPieces([])  # the turn's text
         self.total_input = 0
         self.total_output = 0
         self.meta = b""  # the default meta (set by the run start)
@@ -106,14 +107,13 @@ class Tally:
         if t is TextDelta:
             self.tokens += 1  # every token frame, another message's too
             if event.message_id is UNSET:
-                self.call_text.append(event.text)  # type: ignore[attr-defined]
-                self.text.append(event.text)  # type: ignore[attr-defined]
+                self.primary_token(event.text)  # type: ignore[attr-defined]
         elif t is ReasoningDelta:
             self.thinking += 1
         elif t is StepStart:
             self.iteration += 1
             self.tokens = self.thinking = self.call_tools = 0
-            self.call_text = []
+            self.call_text = TextPieces([])
         elif t is ToolCall:
             self.call_tools += 1
             self.tool_names[event.call_id] = event.name  # type: ignore[attr-defined]
@@ -121,15 +121,20 @@ class Tally:
             self.pauses += 1
         elif t is StepFinish:
             self.tokens = self.thinking = self.call_tools = 0
-            self.call_text = []
+            self.call_text = TextPieces([])
             if event.usage is not UNSET:  # type: ignore[attr-defined]
                 self.total_input += event.usage.input_tokens or 0  # type: ignore[attr-defined]
                 self.total_output += event.usage.output_tokens or 0  # type: ignore[attr-defined]
 
+    def primary_token(self, text: str) -> None:
+        """A token of the turn's own message (its frame is counted by the caller)."""
+        self.call_text.pieces.append(text)
+        self.text.pieces.append(text)
+        self.call_text.compact()  # a long answer costs about its own size
+        self.text.compact()
+
     def joined(self) -> str:
-        if len(self.text) > 1:
-            self.text[:] = ["".join(self.text)]
-        return self.text[0] if self.text else ""
+        return self.text.text()
 
 
 # -- event → payload ----------------------------------------------------------------------
@@ -175,7 +180,7 @@ def _llm_end(e: StepFinish, tally: Tally) -> tuple[str, msgspec.Struct]:
         )
     w = LlmEndP(
         iteration=tally.iteration,
-        content="".join(tally.call_text),
+        content=tally.call_text.text(),
         tool_call_count=tally.call_tools,
         usage=usage,
         stop_reason="tool_use" if tally.call_tools else "end_turn",

@@ -3,14 +3,14 @@
 One SSE frame per bus event: ``event: <type>`` and ``data: {type, payload, meta}``, every type
 prefixed ``agentfootprint.``; the stream ends after ``agentfootprint.agent.turn_end`` or
 ``agentfootprint.error.fatal``; ``: ping`` comments are heartbeats. Turn start and end, LLM call
-start and end, tokens, thinking deltas, tool start and end and fatal errors are mapped; the other
-~50 bus types are data parts kept byte for byte. Wire facts: /work/shared/protocols/agentfootprint.md
-(§2, §4). The hosting dialect (§5: ``chunk``, ``complete``, ``error``, ``awaiting``, ``artifact``)
-is not read or written yet.
+start and end, tokens, thinking deltas, tool start, progress and end, budget exhaustion, pause
+requests, artifacts presented and refused, and fatal errors are mapped; the other bus types are
+data parts kept byte for byte (docs/mapping.md). The hosting dialect is its own codec,
+``agentfootprint:host`` (:mod:`.host`).
 
 The package: ``wire`` (envelope, meta and payload Structs), ``mapping`` (event ↔ payload, both
-directions, and the stream state payloads are numbered by), ``decoder``, ``encoder``, ``http``,
-``sniff``.
+directions, and the tally of the stream that payloads are numbered and summed by), ``decoder``,
+``encoder``, ``http``, ``sniff``, ``rules``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """agentfootprint's wire shapes: the ``toSSE`` envelope ``{type, payload, meta}`` and the payloads
 of the event types the codec maps (``src/events/payloads.ts``; see
-/work/shared/protocols/agentfootprint.md §2 and §4). Fields are in the order the doc gives them,
+the agentfootprint notes §2 and §4, from the 9.62.0 sources). Fields are in the order the doc gives them,
 which is the order ``JSON.stringify`` writes them, so decode → encode gives the same bytes."""
 
 from __future__ import annotations

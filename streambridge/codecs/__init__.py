@@ -13,6 +13,7 @@ from importlib import import_module
 from importlib.metadata import entry_points
 
 from . import agentfootprint, agentkit, nest, oma
+from .agentfootprint import host as agentfootprint_host
 from .codec import Codec
 from .errors import StreamError
 
@@ -52,7 +53,9 @@ def load_plugins(environ: Mapping[str, str] = os.environ) -> None:
 
 PLUGINS_VARIABLE = "STREAMBRIDGE_PROTOCOLS"
 
-for _package in (agentkit, nest, oma, agentfootprint):
+# (agentfootprint:host before nest: the host's ``event: error`` frames tie with nest's marker in
+# sniffing, and a tie goes to the first registered; its sniff claims only the host's shape)
+for _package in (agentkit, agentfootprint_host, nest, oma, agentfootprint):
     register(_package.CODEC)
 load_plugins()
 

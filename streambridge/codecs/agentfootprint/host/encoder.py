@@ -21,10 +21,10 @@ from ...carrier import as_received
 from ...encoder import Encoder, EncodingSink, field_defaults, handles
 from ...envelope import input_of, json_encode, splice_extra
 from ...framing import Framing
-from ...synthetic import invented_start
+from ...synthetic import invented_call, invented_start
 from ...terminals import canonical_failure, default_failure
 from ...textpath import append_deltas
-from .wire import CARRIER_EVENT, NAME, ErrorW, ndjson_line, read_line, reads_whole
+from .wire import CARRIER_EVENT, NAME, ErrorW, is_json, ndjson_line, read_line, reads_whole
 
 __all__ = ["HostEncoder"]
 
@@ -92,8 +92,11 @@ class HostEncoder(Encoder):
         return payload + b"\n"
 
     def _writable(self, name: str, data: bytes) -> bool:
-        """Whether a frame with this name and data reads back exactly (SSE: a name on one
-        ``event:`` line, no CR in the data; NDJSON: the data on one line)."""
+        """Whether a frame with this name and data reads back exactly, and reads without a fault
+        (under a carrier too): JSON data, not named as a carrier; SSE: the name on one ``event:``
+        line, no CR in the data; NDJSON: the data on one line."""
+        if name == CARRIER_EVENT or not is_json(data):
+            return False
         if self._sse:
             return not any(c in name.encode() for c in _SSE_NAME_BREAKS) and b"\r" not in data
         return b"\n" not in data and b"\r" not in data
@@ -123,7 +126,7 @@ class HostEncoder(Encoder):
         parsed input): JSON argument text is the input itself, as a protocol with JSON inputs
         reads it; other text stays text. An invented announcement is dropped (the decoder
         invents it again before the outcome)."""
-        if not e.synthetic:
+        if not invented_call(e):
             self._put(parts, _as_read(e), [], False)
 
     @handles(DataPart, writes=("name", "origin", "data", "id", "transient", "message_id", "extra"))

@@ -32,6 +32,7 @@ __all__ = [
     "ErrorW",
     "Named",
     "SessionsW",
+    "is_json",
     "ndjson_line",
     "read_known",
     "read_line",
@@ -165,6 +166,15 @@ def reads_whole(name: str, data: bytes) -> bool:
     except (msgspec.DecodeError, RecursionError):
         return False  # no JSON (or nested deeper than msgspec reads): a malformed frame
     return name != CARRIER_EVENT
+
+
+def is_json(data: bytes) -> bool:
+    """Whether ``data`` is one JSON value (what every frame's data must be)."""
+    try:
+        _json_decoder.decode(data)
+    except (msgspec.DecodeError, RecursionError):
+        return False
+    return True
 
 
 def ndjson_line(name: str, data: bytes) -> bytes:

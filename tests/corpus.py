@@ -10,12 +10,20 @@ from streambridge.events import Event, encode_event
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "golden"
 CAPTURES = ROOT / "tests" / "data" / "captures" / "nest"  # real server bytes, copied unchanged
+
+
+def golden_stem(name: str) -> str:
+    """A protocol's golden file name without its extension: its name with ``:`` as ``-``
+    (``agentfootprint:host`` → ``agentfootprint-host``; a colon breaks Windows checkouts)."""
+    return name.replace(":", "-")
+
+
 #: each protocol's golden file: its name and its default framing's extension (protocols
 #: registered without goldens, such as the test protocol of test_adding_a_protocol, have none)
 FILES = {
     c.name: file
     for c in REGISTRY.values()
-    if (GOLDEN / "plain-text" / (file := f"{c.name}.{c.default_framing}")).exists()
+    if (GOLDEN / "plain-text" / (file := f"{golden_stem(c.name)}.{c.default_framing}")).exists()
 }
 CODECS = tuple(FILES)
 SCENARIOS = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir())

@@ -9,8 +9,10 @@ import json
 import pytest
 from aiohttp import web
 from msgspec import UNSET
+from typer.testing import CliRunner
 
 from streambridge import StreamError
+from streambridge.cli import app
 from streambridge.events import (
     ArtifactPresented,
     BudgetExhausted,
@@ -278,3 +280,16 @@ async def test_a_nest_client_sees_an_agentfootprint_backends_artifact_through_th
     assert b'"fallbackText":"Chart \xe2\x80\x94 \'Q3 sales by region\' (bar-chart, 41 KB)"' in body
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Here is Q3 by region."
     assert events[-1].status == "succeeded"
+
+
+def test_validate_finds_nothing_in_a_real_stream() -> None:
+    """Every frame's own meta is kept with its event on purpose: no unknown-field finding."""
+    result = CliRunner().invoke(app, ["validate", "-", "--protocol", "agentfootprint"], input=STREAM)
+    assert result.exit_code == 0, result.stdout
+    assert ": clean (" in result.stdout
+
+
+def test_validate_reports_a_payload_member_agentfootprint_does_not_define() -> None:
+    newer = frame("stream.token", {"iteration": 0, "tokenIndex": 0, "content": "x", "logprob": -0.1}, 1, "llm#1")
+    result = CliRunner().invoke(app, ["validate", "-", "--protocol", "agentfootprint"], input=FRAMES[0] + newer)
+    assert "SB007" in result.stdout and "logprob" in result.stdout

@@ -296,8 +296,9 @@ def _request(shell: str, line: str) -> str:
 
 
 def _values(shell: str, out: str) -> list[str]:
-    if shell == "zsh":
-        return re.findall(r'"([^"]+)":', out) or re.findall(r'"([^"]+)"', out)
+    if shell == "zsh":  # value:description pairs, a colon in a value escaped (agentfootprint:host)
+        values = re.findall(r'"((?:[^"\\]|\\.)+)":', out) or re.findall(r'"([^"]+)"', out)
+        return [re.sub(r"\\+:", ":", v) for v in values]
     return [line.split("\t")[0] for line in out.splitlines() if line]
 
 

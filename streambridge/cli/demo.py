@@ -99,8 +99,9 @@ def complete_scenario(incomplete: str) -> list[str]:
 
 
 def golden_file(codec: Codec) -> str:
-    """A protocol's file in a golden scenario: its name and its default framing's suffix."""
-    return codec.name + FRAMING_SUFFIX[codec.default_framing]
+    """A protocol's file in a golden scenario: its name (``:`` written ``-``, as file names on
+    Windows need) and its default framing's suffix."""
+    return codec.name.replace(":", "-") + FRAMING_SUFFIX[codec.default_framing]
 
 
 def load_golden(scenario: str, codec: Codec) -> tuple[str, bytes]:

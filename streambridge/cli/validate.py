@@ -276,12 +276,13 @@ class Validator:
                 self.add("SB001", event.error, event.frame, event.offset)  # type: ignore[attr-defined]
             return
         self._first(event)
-        if event.extra is not UNSET and event.__struct_config__.tag in self.codec.native:
-            fields = ", ".join(event.extra)
-            self.add("SB007", f"unknown field(s) {fields} on a {event.__struct_config__.tag} event")
+        unknown = [] if event.extra is UNSET else [k for k in event.extra if k not in self.rules.kept_members]
+        if unknown and event.__struct_config__.tag in self.codec.native:
+            self.add("SB007", f"unknown field(s) {', '.join(unknown)} on a {event.__struct_config__.tag} event")
         if event.verbatim is not UNSET and event.verbatim.origin == self.name:
-            members = ", ".join(event.verbatim.members)
-            self.add("SB007", f"unknown field(s) inside {members} of a {event.__struct_config__.tag} event")
+            members = ", ".join(m for m in event.verbatim.members if m not in self.rules.kept_members)
+            if members:
+                self.add("SB007", f"unknown field(s) inside {members} of a {event.__struct_config__.tag} event")
         if kind is DataPart:
             self._passthrough(event)  # type: ignore[arg-type]
         elif kind is RunStart:

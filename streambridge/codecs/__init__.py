@@ -13,6 +13,7 @@ from importlib import import_module
 from importlib.metadata import entry_points
 
 from . import agentfootprint, agentkit, nest, oma
+from .agentfootprint import host as agentfootprint_host
 from .codec import Codec
 from .errors import StreamError
 
@@ -52,7 +53,7 @@ def load_plugins(environ: Mapping[str, str] = os.environ) -> None:
 
 PLUGINS_VARIABLE = "STREAMBRIDGE_PROTOCOLS"
 
-for _package in (agentkit, nest, oma, agentfootprint):
+for _package in (agentkit, nest, oma, agentfootprint, agentfootprint_host):
     register(_package.CODEC)
 load_plugins()
 

@@ -80,6 +80,9 @@ class Rules:
     event_names: ClassVar[tuple[str, ...]] = ()
     #: kinds the decoder keeps as passthroughs although the protocol defines them (no finding)
     known_passthrough: ClassVar[frozenset[str]] = frozenset()
+    #: members the decoder keeps with an event on purpose (agentfootprint's ``meta``, and its
+    #: ``payload`` when it says more than the mapping writes): no finding of their own
+    kept_members: ClassVar[frozenset[str]] = frozenset()
     #: a tool call announced again replaces the earlier one (no finding for the repeat)
     repeated_call_replaces: ClassVar[bool] = False
     #: rule ids of the protocol's own, beside the validator's catalogue: id → (name, severity

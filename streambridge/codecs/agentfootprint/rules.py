@@ -7,11 +7,19 @@ domain is one of the bus's. A type of an unknown domain is reported as an unknow
 
 from __future__ import annotations
 
+import msgspec
+
 from ..codec import Rules
-from .mapping import PAYLOADS
+from ..framing import Frame
+from .mapping import DECODERS, PAYLOADS
 from .wire import CARRIER_TYPE, PREFIX
 
 __all__ = ["AgentFootprintRules"]
+
+
+class _Payload(msgspec.Struct):
+    payload: msgspec.Raw
+
 
 #: the bus's event domains (``agentfootprint.<domain>.<event>``)
 DOMAINS = frozenset(
@@ -46,6 +54,20 @@ DOMAINS = frozenset(
 
 class AgentFootprintRules(Rules):
     event_names = (*(PREFIX + name for name in PAYLOADS), CARRIER_TYPE)
+    kept_members = frozenset({"meta", "payload"})  # kept with their event; unknown fields: see frame()
+
+    def frame(self, frame: Frame, name: str, data: bytes) -> None:
+        """A mapped payload with members agentfootprint does not define (a newer release's)."""
+        decoder = DECODERS.get(name)
+        if decoder is None:
+            return
+        try:
+            decoder.decode(msgspec.json.decode(data, type=_Payload).payload)
+        except msgspec.ValidationError as exc:
+            if "unknown field" in str(exc):
+                self.check.add("SB007", f"unknown field(s) in the payload of {name}: {exc}")
+        except msgspec.DecodeError:
+            return  # the decoder reports a frame it cannot read
 
     def known_name(self, name: str) -> bool:
         return name.startswith(PREFIX) or name == CARRIER_TYPE

@@ -1,0 +1,169 @@
+"""The hosting dialect's decoder: ``encodeSSE`` frames in, events out.
+
+``chunk`` is a text delta, ``complete``, ``error`` and ``awaiting`` are the terminal, and every
+other name (``artifact``, ``sessions``, a name from a newer host) is a data part kept whole, byte
+for byte. Unknown members of a known frame travel in the event's ``extra``. The dialect has no
+run start: the first frame brings a synthetic one (unless it is the carrier of a real one). A
+``complete`` with no ``chunk`` before it is a non-streamed answer: a synthetic delta carries its
+text, as for agentkit's non-streaming turns. ``: ping`` heartbeats never reach the decoder (the
+SSE parser drops comments).
+
+Deltas are handed on in runs (what the other codecs' hot paths do), so a translation writes
+them with its encoder's fast path; the frames themselves take the general path (they are named).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import msgspec
+from msgspec import Raw
+
+from ....events import (
+    DataPart,
+    Event,
+    Failure,
+    ReasoningDelta,
+    RunStart,
+    Terminal,
+    TextDelta,
+    ToolCall,
+    ToolDenied,
+    ToolError,
+    ToolOutput,
+)
+from ...decoder import Decoder
+from ...envelope import envelope_decoder
+from ...errors import FrameProblem
+from ...framing import DEFAULT_MAX_EVENT_SIZE, Frame, Framing
+from ...synthetic import announcement
+from ...terminals import canonical_failure
+from ...textpath import append_deltas
+from .wire import CARRIER_EVENT, KNOWN, NAME, Awaiting, Chunk, Complete, ErrorW, read_known, read_line
+
+__all__ = ["HostDecoder"]
+
+_json_decoder = msgspec.json.Decoder(Raw)
+#: a delta with every field but its text at the default: handed on in a run
+_PLAIN = tuple(f.default for f in msgspec.structs.fields(TextDelta) if f.name != "text")
+_DELTAS = (TextDelta, ReasoningDelta)
+_OUTCOMES = (ToolOutput, ToolError, ToolDenied)
+
+
+class HostDecoder(Decoder):
+    codec = NAME
+    default_framing = "sse"
+    tag_field = "event name"
+    terminal_words = "event: complete, error or awaiting"
+
+    def __init__(
+        self,
+        framing: Framing | None = None,
+        *,
+        strict: bool = False,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        hot_path: bool = True,
+    ) -> None:
+        super().__init__(framing, strict=strict, max_event_size=max_event_size, hot_path=hot_path)
+        self._runs = hot_path  # plain deltas handed on in runs (off: one event each)
+        self._run: list[str] = []
+        self._run_reasoning = False
+        self._opened = False  # a frame was decoded (the run start is settled)
+
+    # -- runs of deltas --------------------------------------------------------------------
+
+    def feed(self, data: bytes, into: list[Event] | None = None) -> list[Event]:
+        try:
+            return super().feed(data, into)
+        finally:  # (a fault in strict mode too: what came before it travels on the error)
+            self._flush()
+
+    def close(self, into: list[Event] | None = None) -> list[Event]:
+        out: list[Event] = [] if into is None else into
+        self._out = out  # (the shared close does not rebind them: a run goes where close writes)
+        self._out_deltas = getattr(out, "deltas", None) or functools.partial(append_deltas, out)
+        try:
+            return super().close(out)
+        finally:
+            self._flush()
+
+    def _push(self, event: Event, out: list[Event]) -> None:
+        t = type(event)
+        if (
+            t in _DELTAS
+            and self._runs
+            and not self._terminated
+            and not self._early
+            and msgspec.structs.astuple(event)[1:] == _PLAIN
+        ):
+            reasoning = t is ReasoningDelta
+            if self._run and reasoning != self._run_reasoning:
+                self._flush()
+            self._run_reasoning = reasoning
+            self._run.append(event.text)  # type: ignore[attr-defined]
+            self._begun = True
+            return
+        self._flush()
+        if t in _OUTCOMES and not self._terminated and event.call_id not in self._calls:  # type: ignore[attr-defined]
+            # the dialect says no tool calls: the announcement an encoder invented (and dropped)
+            # for an outcome whose call it never saw is invented here again
+            super()._push(announcement(ToolCall, event.call_id), out)  # type: ignore[attr-defined]
+        super()._push(event, out)
+
+    def _flush(self) -> None:
+        """Hand the pending run of deltas on (before any other event, and at the end of a chunk)."""
+        if self._run:
+            run, self._run = self._run, []
+            self._take_deltas(run, self._run_reasoning, None, 0)
+
+    # -- frames ----------------------------------------------------------------------------
+
+    def _decode(self, frame: Frame) -> list[Event]:
+        name, data = read_line(frame.data) if self.framing == "ndjson" else (frame.event, frame.data)
+        events = self._read(name, data, frame)
+        if not self._opened:
+            self._opened = True
+            if type(events[0]) is not RunStart:  # (a carrier may restore a real one)
+                self._push(RunStart(synthetic=True), self._out)
+        return events
+
+    def _read(self, name: str, data: bytes, frame: Frame) -> list[Event]:
+        if name == CARRIER_EVENT:
+            return [self._carrier(data, frame)]
+        try:
+            if name in KNOWN:
+                read = read_known(name, data)
+                if read is not None:
+                    return self._known(read[0], read[1], data)
+            else:
+                _json_decoder.decode(data)
+        except (msgspec.DecodeError, RecursionError) as exc:  # (nesting deeper than msgspec reads)
+            what = f"a {name!r} frame" if name else "a frame without an event name"
+            raise FrameProblem(f"JSON data in {what} ({exc})") from None
+        return [DataPart(name=name, origin=self.codec, data=Raw(data))]  # kept whole, byte for byte
+
+    def _known(self, w: Any, extra: dict[str, Raw], data: bytes) -> list[Event]:
+        events: list[Event]
+        t = type(w)
+        if t is Chunk:
+            events = [TextDelta(text=w.text)]
+        elif t is Complete:
+            self._flush()  # the text so far decides
+            end = Terminal(status="succeeded")
+            if not self._text and w.output:  # no chunk came: a non-streamed answer
+                events = [TextDelta(text=w.output, synthetic=True), end]
+            else:
+                if w.output != self._pieces.text():
+                    end.text = w.output
+                events = [end]
+        elif t is ErrorW:
+            failure = Failure(status="error", message=w.error, code=w.code)
+            events = [Terminal(status="error", failure=canonical_failure("error", failure))]
+        else:  # Awaiting: the whole frame is the terminal's extra (PendingAsk kept as received)
+            assert t is Awaiting
+            extra = envelope_decoder.decode(data) if extra else {"awaiting": w.awaiting}
+            events = [Terminal(status="succeeded")]
+        if extra:
+            events[-1].extra = extra
+        return events

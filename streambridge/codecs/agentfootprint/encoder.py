@@ -33,9 +33,9 @@ from ...events import (
 )
 from ..carrier import as_received
 from ..encoder import Encoder, field_defaults, handles
-from ..envelope import input_of, json_encode, splice_extra
+from ..envelope import decode_lenient, input_of, json_encode, splice_extra
 from ..synthetic import invented_call, invented_start
-from .mapping import DECODERS, Tally, from_payload, pause_id, to_payload
+from .mapping import DECODERS, PAYLOADS, Tally, from_payload, pause_id, to_payload
 from .wire import CARRIER_TYPE, PREFIX
 from .wire import TOKEN_CONTENT as _TOKEN_CONTENT
 from .wire import TOKEN_HEAD as _TOKEN_HEAD
@@ -144,10 +144,31 @@ class AgentFootprintEncoder(Encoder):
 
     @handles(DataPart, writes=("name", "origin", "data", "id", "transient"))
     def _data(self, e: DataPart, parts: list[bytes]) -> None:
-        if e.origin == self.codec:  # one of agentfootprint's own frames, kept whole
+        if e.origin == self.codec and self._reads_whole(e.name, bytes(e.data)):  # one of its own frames
             self._put(parts, e, [(e.name, bytes(e.data))], e.message_id is UNSET and as_received(e))
         else:
             self._put(parts, e, [], False)
+
+    def _reads_whole(self, name: str, data: bytes) -> bool:
+        """Whether the decoder reads this frame back as a data part of this name: an envelope
+        of another type than the frame's name says (or a payload of no mapped shape), named on
+        one ``event:`` line (NDJSON: by its type)."""
+        try:
+            members = msgspec.json.decode(data, type=dict[str, Raw])
+            kind = msgspec.json.decode(members["type"], type=str)
+        except (msgspec.DecodeError, msgspec.ValidationError, KeyError):
+            return False
+        if "payload" not in members or kind == CARRIER_TYPE or "\n" in name or "\r" in name:
+            return False
+        if not self._sse and name != kind:
+            return False
+        if name != kind or kind not in DECODERS:
+            return True
+        try:
+            decode_lenient(PAYLOADS[kind[len(PREFIX) :]], members["payload"])
+        except msgspec.ValidationError:
+            return True  # a payload of another shape: kept whole
+        return False
 
 
 def _probe(e: Event, tally: Tally | None = None) -> Event:

@@ -34,7 +34,7 @@ from ....events import (
     ToolOutput,
 )
 from ...decoder import Decoder
-from ...envelope import envelope_decoder
+from ...envelope import decode_envelope, envelope_decoder, raw_str
 from ...errors import FrameProblem
 from ...framing import DEFAULT_MAX_EVENT_SIZE, Frame, Framing
 from ...synthetic import announcement
@@ -130,6 +130,12 @@ class HostDecoder(Decoder):
 
     def _read(self, name: str, data: bytes, frame: Frame) -> list[Event]:
         if name == CARRIER_EVENT:
+            members = decode_envelope(data, frame)
+            if "event" not in members:
+                part = raw_str(members.pop("name", None))
+                artifact = self._artifact_part(part or "", members)
+                if artifact is not None:
+                    return [artifact]
             return [self._carrier(data, frame)]
         try:
             if name in KNOWN:

@@ -16,7 +16,17 @@ import msgspec
 from msgspec import UNSET
 from msgspec.json import Encoder as JsonEncoder
 
-from ....events import DataPart, Event, Failure, RunStart, Terminal, TextDelta, ToolCall
+from ....events import (
+    ArtifactPresented,
+    ArtifactRefused,
+    DataPart,
+    Event,
+    Failure,
+    RunStart,
+    Terminal,
+    TextDelta,
+    ToolCall,
+)
 from ...carrier import as_received
 from ...encoder import Encoder, EncodingSink, field_defaults, handles
 from ...envelope import input_of, json_encode, splice_extra
@@ -72,6 +82,15 @@ class HostEncoder(Encoder):
 
     def _carrier_payload(self, event: Event, name: bytes, body: bytes) -> bytes:
         return b'{"name":' + name + b"," + body + b"}"
+
+    artifact_parts = True  # a data-artifact part in the carrier's frame: {"name", "id", "data"}
+
+    def _artifact(self, e: ArtifactPresented | ArtifactRefused, parts: list[bytes]) -> None:
+        self._carrying = True  # (named as a carrier is)
+        try:
+            super()._artifact(e, parts)
+        finally:
+            self._carrying = False
 
     def _carry(self, event: Event, covers: int = 0, line_id: str = "", *, whole: bool = False) -> bytes:
         self._carrying = True

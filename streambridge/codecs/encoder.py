@@ -135,7 +135,7 @@ class EncodingSink:
 
 
 #: (``message_id``, ``extra`` and ``synthetic`` too: the handler decides when they need a carrier)
-_ARTIFACT_FIELDS = (
+ARTIFACT_FIELDS = (
     *("ref", "as_", "snapshot", "tool_call_id", "iteration", "reason", "op", "detail", "tool"),
     *("message_id", "extra", "synthetic"),
 )
@@ -288,7 +288,7 @@ class Encoder:
     #: the protocol's data part names its message (agentkit's ``messageId``)
     _parts_say_message_id: ClassVar[bool] = False
 
-    @handles(ArtifactPresented, ArtifactRefused, writes=_ARTIFACT_FIELDS)
+    @handles(ArtifactPresented, ArtifactRefused, writes=ARTIFACT_FIELDS)
     def _artifact(self, e: ArtifactPresented | ArtifactRefused, parts: list[bytes]) -> None:
         """An artifact as a ``data-artifact`` part whose id is its ref (see :mod:`.artifacts`),
         in the protocol's data part; a protocol with a native form overrides this. One derived

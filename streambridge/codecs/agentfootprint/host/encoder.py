@@ -28,7 +28,7 @@ from ....events import (
     ToolCall,
 )
 from ...carrier import as_received
-from ...encoder import Encoder, EncodingSink, field_defaults, handles
+from ...encoder import ARTIFACT_FIELDS, Encoder, EncodingSink, field_defaults, handles
 from ...envelope import input_of, json_encode, splice_extra
 from ...framing import Framing
 from ...synthetic import invented_call, invented_start
@@ -85,6 +85,7 @@ class HostEncoder(Encoder):
 
     artifact_parts = True  # a data-artifact part in the carrier's frame: {"name", "id", "data"}
 
+    @handles(ArtifactPresented, ArtifactRefused, writes=ARTIFACT_FIELDS)
     def _artifact(self, e: ArtifactPresented | ArtifactRefused, parts: list[bytes]) -> None:
         self._carrying = True  # (named as a carrier is)
         try:

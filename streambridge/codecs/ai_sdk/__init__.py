@@ -51,7 +51,7 @@ _NATIVE = (
     COMMON_NATIVE
     | ARTIFACTS
     | {"run-start", "step-start", "step-finish", "tool-input-start", "tool-input-delta", "tool-denied"}
-    | {"sources", "message-metadata", "data"}
+    | {"sources", "message-metadata"}
 )
 _APPROVALS = {"tool-approval-request"}
 

@@ -30,8 +30,8 @@ open text ids (only ``reset-step`` does); the encoder closes parts before ``fini
 anyway, as older clients need. None of these is emitted natively (the v7 profile is pinned to
 7.0.0).
 
-The package: ``wire`` (chunk Structs), ``profiles`` (what each target accepts), ``steps`` (the
-judge of implied step brackets), ``decoder``, ``encoder``, ``http`` (the chat request, the
+The package: ``wire`` (chunk Structs), ``profiles`` (what each target accepts), ``decoder``
+(with nest's judge of implied step brackets, ``codecs/nest/steps.py``), ``encoder``, ``http`` (the chat request, the
 response headers), ``sniff``, ``rules``.
 """
 
@@ -45,7 +45,7 @@ from .profiles import V5, V6, V7, Profile
 from .rules import AiSdkRules
 from .sniff import sniff
 
-__all__ = ["CODEC", "CODEC_V5", "CODEC_V6", "CODECS", "AiSdkDecoder", "AiSdkEncoder"]
+__all__ = ["CODEC", "CODECS", "CODEC_V5", "CODEC_V6", "AiSdkDecoder", "AiSdkEncoder"]
 
 _NATIVE = (
     COMMON_NATIVE

@@ -6,7 +6,7 @@ that follows it (this codec's form of a failure) it is the terminal; followed by
 it was a passing error (kept whole, as a data part of this codec); at the end of the input it
 is the terminal. What the encoder invents reads back as invented: parts with the ids it numbers
 (``sb-text-<n>``, ``sb-reasoning-<n>``) are the primary text (their starts and ends are no
-events), bare step brackets where it puts them are synthetic (:mod:`.steps`), a call named
+events), bare step brackets where it puts them are synthetic (nest's judge, :mod:`..nest.steps`), a call named
 ``unknown`` with an empty input is an invented announcement."""
 
 from __future__ import annotations
@@ -46,10 +46,10 @@ from ..decoder import Decoder
 from ..envelope import decode_envelope, decode_known, json_encode, raw_str, split_extra
 from ..errors import FrameProblem
 from ..framing import Frame
+from ..nest.steps import StepJudge
 from ..synthetic import read_call
 from ..terminals import DEFAULT_MESSAGES, TRUNCATED_CODE, TRUNCATED_MESSAGE, canonical_failure
 from .encoder import approval_id, data_part, whole_frame
-from .steps import StepJudge
 from .wire import (
     CHUNKS,
     FIELDS,
@@ -195,9 +195,9 @@ class AiSdkDecoder(Decoder):
             except (msgspec.DecodeError, msgspec.ValidationError):
                 part = None
             name = kind[len("data-") :]
-            if part is not None and data_part(name, part.id, part.data, part.transient) == frame.data:
-                if not whole_frame(name, part.data):
-                    return DataPart(name=name, origin=self.codec, data=part.data, id=part.id, transient=part.transient)
+            exact = part is not None and data_part(name, part.id, part.data, part.transient) == frame.data
+            if exact and part is not None and not whole_frame(name, part.data):
+                return DataPart(name=name, origin=self.codec, data=part.data, id=part.id, transient=part.transient)
         return self._unknown(kind, frame)  # kept whole
 
     def _error_terminal(self, pending: tuple[str, dict[str, Raw], Frame], extra: dict[str, Raw]) -> Terminal:
@@ -287,6 +287,6 @@ class AiSdkDecoder(Decoder):
             e.extra = extra
         return [e]
 
+
 def _bare(event: Event) -> bool:
     return event == StepStart() if type(event) is StepStart else event == StepFinish()
-

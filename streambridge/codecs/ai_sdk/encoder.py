@@ -57,11 +57,12 @@ from ...events import (
 from ..carrier import Payload
 from ..encoder import Encoder, handles
 from ..envelope import envelope_decoder, input_of, json_encode
+from ..nest.steps import STEP_STATE, StepJudge
 from ..synthetic import invented_call, invented_start
 from ..terminals import DEFAULT_MESSAGES, TRUNCATED_CODE, TRUNCATED_MESSAGE
 from .profiles import V7, Profile
-from .steps import STEP_STATE, TEXT, StepJudge
 from .wire import (
+    _C,
     PREFIX,
     AbortW,
     ErrorW,
@@ -80,10 +81,9 @@ from .wire import (
     ToolOutputAvailableW,
     ToolOutputDeniedW,
     ToolOutputErrorW,
-    _C,
 )
 
-__all__ = ["AiSdkEncoder", "approval_id", "DONE", "TRANSIENT"]
+__all__ = ["DONE", "TRANSIENT", "AiSdkEncoder", "approval_id"]
 
 _encode = msgspec.json.Encoder().encode
 #: the end marker the SDK's SSE writer sends when the stream closes
@@ -92,7 +92,16 @@ DONE = b"[DONE]"
 TRANSIENT: frozenset[type[Event]] = frozenset((Status, Title, Queue))
 #: events before which open text and reasoning parts are closed (tool calls close real ones too)
 _TOOLISH = frozenset(
-    (ToolInputStart, ToolInputDelta, ToolCall, ToolApprovalRequest, ToolApprovalSettled, ToolOutput, ToolError, ToolDenied)
+    (
+        ToolInputStart,
+        ToolInputDelta,
+        ToolCall,
+        ToolApprovalRequest,
+        ToolApprovalSettled,
+        ToolOutput,
+        ToolError,
+        ToolDenied,
+    )
 )
 _OPENS_TOOL = (ToolInputStart, ToolCall)
 _KIND = {TextDelta: "text", TextStart: "text", TextEnd: "text"}
@@ -184,10 +193,11 @@ class AiSdkEncoder(Encoder):
         """Before an event's frames: the step it needs, the parts it closes, its call's
         announcement; then the held brackets are decided by it."""
         t = type(e)
-        if t in TEXT:
-            if self._tool_in_step:
-                self._close_step(parts)
-            self._open_step(parts)
+        if t in _KIND:
+            if t is TextDelta or t is ReasoningDelta:
+                if self._tool_in_step:
+                    self._close_step(parts)
+                self._open_step(parts)
             self._close_invented("reasoning" if _KIND[t] == "text" else "text", parts)
         elif t in _TOOLISH:
             self._close_invented("text", parts)
@@ -207,6 +217,8 @@ class AiSdkEncoder(Encoder):
         if self._step_open:
             self._close_invented("text", parts)
             self._close_invented("reasoning", parts)
+            for open_ids in self._real.values():
+                open_ids.clear()  # the client forgets them: a delta of one opens it again
             self._set_step(open_=False)
             self._bracket(StepFinish, None, parts)
 
@@ -353,7 +365,9 @@ class AiSdkEncoder(Encoder):
         if e.part_id is UNSET:
             part = self._invented[kind]
             self._invented[kind] = None
-            frames: list[Payload] = [] if part is None else [self._splice(self._part(kind, "end", part), e, kind + "-end")[0]]
+            frames: list[Payload] = (
+                [] if part is None else [self._splice(self._part(kind, "end", part), e, kind + "-end")[0]]
+            )
             self._put(parts, e, frames, False)
             return
         if e.part_id not in self._real[kind]:  # the client has no such part: said by its data part
@@ -396,7 +410,10 @@ class AiSdkEncoder(Encoder):
         input_error = (
             e.status == "failed"
             and failure is not UNSET
-            and failure == msgspec.structs.replace(failure, code=UNSET, recoverable=UNSET, retry_after_ms=UNSET, correlation_id=UNSET)
+            and failure
+            == msgspec.structs.replace(
+                failure, code=UNSET, recoverable=UNSET, retry_after_ms=UNSET, correlation_id=UNSET
+            )
             and failure.status == "error"
         )
         w: _C
@@ -501,8 +518,10 @@ class AiSdkEncoder(Encoder):
 
     @handles(
         Terminal,
-        writes=("status", "text", "usage", "failure", "provider", "model", "guarded")
-        + ("correlation_id", "turn_id", "result", "error_info"),
+        writes=(
+            *("status", "text", "usage", "failure", "provider", "model", "guarded"),
+            *("correlation_id", "turn_id", "result", "error_info"),
+        ),
     )
     def _terminal(self, e: Terminal, parts: list[bytes]) -> None:
         """``finish``, ``abort``, or ``error`` then ``finish``, then ``[DONE]``; the parts still
@@ -540,9 +559,9 @@ class AiSdkEncoder(Encoder):
             else:
                 native = native and e.failure is UNSET
             finish = _encode(FinishW())
-            if e.status != "succeeded" and self.profile.allows("finishReason"):
-                if e.extra is UNSET or "finishReason" not in e.extra:
-                    finish = b'{"type":"finish","finishReason":"error"}'
+            said = e.extra is not UNSET and "finishReason" in e.extra
+            if e.status != "succeeded" and self.profile.allows("finishReason") and not said:
+                finish = b'{"type":"finish","finishReason":"error"}'
             payload, ok = self._splice(finish, e, "finish")
             frames.append(payload)
         frames.append(DONE)

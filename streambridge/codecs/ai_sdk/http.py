@@ -53,9 +53,9 @@ class UiMessage(Struct, **WIRE):
 
 class ChatBody(Struct, **WIRE):
     id: str | UnsetType = UNSET
-    messages: list[UiMessage]
+    messages: list[UiMessage] = []
     trigger: str | UnsetType = UNSET
-    message_id: str | UnsetType = UNSET
+    message_id: str | UnsetType | None = UNSET
 
 
 def _text(message: UiMessage) -> str:

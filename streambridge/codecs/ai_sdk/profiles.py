@@ -1,8 +1,8 @@
 """What each target version of the AI SDK client accepts: chunk types and optional fields, each
 with the first ``ai`` version whose schema lists it (the protocol notes' chunk table and cut-offs).
 
-Chunk objects were strict (any unknown member rejected) in ai 5.0.0–5.0.216, 6.0.0–6.0.230 and
-7.0.0–7.0.31, and unknown chunk types are rejected by every version. A profile is pinned to the
+Chunk objects were strict (any unknown member rejected) in ai 5.0.0 to 5.0.216, 6.0.0 to 6.0.230 and
+7.0.0 to 7.0.31, and unknown chunk types are rejected by every version. A profile is pinned to the
 first release of its major (5.0.0, 6.0.0, 7.0.0): what it writes every client of that major
 accepts. The encoder writes a chunk type or field only when the profile allows it; the rest goes
 into ``data-*`` parts (streambridge carriers), so nothing is lost.

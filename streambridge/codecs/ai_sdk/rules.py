@@ -18,7 +18,11 @@ _TERMINALS = frozenset({"finish", "abort"})
 
 class AiSdkRules(Rules):
     catalogue = {
-        "AI001": ("chunk-type-unknown", "error", "ai-sdk: a chunk type the client rejects (not data-* or a known type)"),
+        "AI001": (
+            "chunk-type-unknown",
+            "error",
+            "ai-sdk: a chunk type the client rejects (not data-* or a known type)",
+        ),
         "AI002": (
             "part-not-open",
             "error",
@@ -32,7 +36,11 @@ class AiSdkRules(Rules):
         ),
         "AI005": ("part-open-at-finish", "warning", "ai-sdk: text or reasoning parts still open at finish"),
         "AI006": ("done-missing", "warning", "ai-sdk: the stream ends without data: [DONE]"),
-        "AI007": ("header-missing", "warning", "ai-sdk: a capture without the x-vercel-ai-ui-message-stream: v1 header"),
+        "AI007": (
+            "header-missing",
+            "warning",
+            "ai-sdk: a capture without the x-vercel-ai-ui-message-stream: v1 header",
+        ),
     }
 
     def __init__(self, check: RuleContext) -> None:
@@ -71,7 +79,7 @@ class AiSdkRules(Rules):
             elif part not in opened:
                 self.check.add("AI002", f"{kind} for {part_kind} part {part!r}, which is not open")
             elif what == "end":
-                opened.discard(part)  # type: ignore[arg-type]
+                opened.discard(part)
         elif kind == "finish-step":
             for opened in self._open.values():
                 opened.clear()

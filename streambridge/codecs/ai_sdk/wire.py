@@ -151,7 +151,7 @@ AiSdkChunk = (
     | AbortW
     | FinishW
 )
-CHUNKS: dict[str, type[_C]] = {c.__struct_config__.tag: c for c in AiSdkChunk.__args__}  # type: ignore[misc]
+CHUNKS: dict[str, type[_C]] = {c.__struct_config__.tag: c for c in AiSdkChunk.__args__}
 FIELDS: dict[str, frozenset[str]] = {
     kind: frozenset(("type", *cls.__struct_encode_fields__)) for kind, cls in CHUNKS.items()
 }

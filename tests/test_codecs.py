@@ -477,10 +477,12 @@ TOOL_CALL_FRAMES = {
     "nest": b'{"kind":"tool-input-available"',
     "agentkit": b'{"type":"tool_call"',
     "oma": b'{"type":"tool_use"',
+    **dict.fromkeys(("ai-sdk", "ai-sdk@6", "ai-sdk@5"), b'{"type":"tool-input-available"'),
 }
 
 
-@pytest.mark.parametrize("codec", CODECS)
+# (ai-sdk's chunks have no member with fields of their own: inputs, outputs and metadata are JSON kept whole)
+@pytest.mark.parametrize("codec", [c for c in CODECS if c in NESTED_UNKNOWN])
 def test_unknown_fields_nested_in_a_known_frame_survive(codec: str) -> None:
     """A known frame with fields unknown deeper down is understood for what is known (its
     event is the known one in every target) and comes back byte for byte."""

@@ -30,6 +30,7 @@ from msgspec import UNSET, Raw
 from ...events import (
     DataPart,
     Event,
+    Failure,
     MessageMetadata,
     Queue,
     ReasoningDelta,
@@ -405,23 +406,21 @@ class AiSdkEncoder(Encoder):
             and e.result_text is UNSET
             and e.signature is UNSET
         )
-        raw_input, native, carried = input_of(e, native)
         failure = e.failure
         input_error = (
             e.status == "failed"
             and failure is not UNSET
-            and failure
-            == msgspec.structs.replace(
-                failure, code=UNSET, recoverable=UNSET, retry_after_ms=UNSET, correlation_id=UNSET
-            )
             and failure.status == "error"
+            and failure == Failure(status="error", message=failure.message)
+            and self.profile.allows("tool-input-error")
         )
+        native = native and (input_error or (e.status is UNSET and failure is UNSET))
+        raw_input, native, carried = input_of(e, native)  # (carried in the spelling read back)
         w: _C
-        if input_error and self.profile.allows("tool-input-error"):
+        if input_error:
             w = ToolInputErrorW(tool_call_id=e.call_id, tool_name=e.name, input=raw_input, error_text=failure.message)  # type: ignore[union-attr]
         else:
             w = ToolInputAvailableW(tool_call_id=e.call_id, tool_name=e.name, input=raw_input)
-            native = native and e.status is UNSET and failure is UNSET
         payload, ok = self._chunk(w, e)
         self._put(parts, carried, [*ends, payload], (native and ok and not ends) or (invented_call(e) and not ends))
 

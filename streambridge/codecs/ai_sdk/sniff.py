@@ -19,6 +19,8 @@ _OWN = frozenset(CHUNK_TYPES) - {"error", "text-delta"}
 
 def sniff(frame: Frame) -> int:
     """:attr:`Likeness.NAMES` for a chunk of one of its types (``text-delta`` with an ``id``),
+    :attr:`Likeness.MARKER` when the frame names its message (``start`` with ``messageId``: the
+    names outweigh agentkit's reading of any typed frame with a ``messageId`` as its own),
     :attr:`Likeness.SHAPE` for ``[DONE]``; else :attr:`Likeness.NONE`."""
     if frame.event:
         return Likeness.NONE  # the SDK writes no event names
@@ -31,5 +33,5 @@ def sniff(frame: Frame) -> int:
     if not isinstance(kind, str):
         return Likeness.NONE
     if kind in _OWN or (kind == "text-delta" and isinstance(obj.get("id"), str) and "delta" in obj):
-        return Likeness.NAMES
+        return Likeness.MARKER if "messageId" in obj else Likeness.NAMES
     return Likeness.NONE

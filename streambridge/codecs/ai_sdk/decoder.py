@@ -161,7 +161,10 @@ class AiSdkDecoder(Decoder):
         if wire is not None:
             events = self._chunk(wire, extra, frame)
         if pending is not None:  # an error followed by something else than finish: a passing one
-            return [self._unknown("error", pending[2]), *events]
+            passing = self._unknown("error", pending[2])
+            if pending[2].own_id and pending[2].last_id:
+                passing.event_id = pending[2].last_id  # the SSE id stood on the error frame
+            return [passing, *events]
         return events
 
     def _slow(self, frame: Frame) -> tuple[Any, dict[str, Raw], list[Event]]:
@@ -201,7 +204,7 @@ class AiSdkDecoder(Decoder):
         return self._unknown(kind, frame)  # kept whole
 
     def _error_terminal(self, pending: tuple[str, dict[str, Raw], Frame], extra: dict[str, Raw]) -> Terminal:
-        text, error_extra, _ = pending
+        text, error_extra, frame = pending
         failure: Failure | UnsetType
         if text == TRUNCATED_MESSAGE:
             failure = Failure(status="error", message=text, code=TRUNCATED_CODE)
@@ -210,6 +213,8 @@ class AiSdkDecoder(Decoder):
         else:
             failure = canonical_failure("error", Failure(status="error", message=text))
         end = Terminal(status="error", failure=failure)
+        if frame.own_id and frame.last_id:
+            end.event_id = frame.last_id  # the SSE id stood on the error frame
         merged = {**error_extra, **extra}
         if merged:
             end.extra = merged

@@ -95,11 +95,17 @@ def cors_headers(route: Route, request: web.Request) -> dict[str, str]:
 
 
 def stream_headers(route: Route, request: web.Request, framing: Framing) -> dict[str, str]:
+    codec = codecs.get(route.target)
     headers = {
-        "Content-Type": codecs.get(route.target).content_types[framing],
+        "Content-Type": codec.content_types[framing],
         "Cache-Control": "no-cache",
         "X-Accel-Buffering": "no",
     }
+    if framing == codec.default_framing:  # the exact headers the protocol's clients expect
+        for name, value in codec.response_headers.items():
+            for same in [h for h in headers if h.lower() == name.lower()]:
+                del headers[same]
+            headers[name] = value
     headers.update(cors_headers(route, request))
     return headers
 

@@ -148,6 +148,8 @@ class Codec:
     sniff: Callable[[Frame], int] = _unlike
     #: the protocol's own rules for ``streambridge validate`` (see :class:`Rules`)
     rules: type[Rules] = Rules
+    #: response headers its clients expect on a stream (the proxy sends them; names in lower case)
+    response_headers: dict[str, str] = field(default_factory=dict)
 
     def decoder(
         self,

@@ -104,6 +104,8 @@ class AiSdkDecoder(Decoder):
         self._approvals: dict[str, str] = {}  # approval id → call id
         #: an ``error`` chunk waiting for the frame after it: (text, unknown members, frame)
         self._error: tuple[str, dict[str, Raw], Frame] | None = None
+        #: what came between an error and its finish (ai's own streams close the step there)
+        self._after_error: list[Event] = []
 
     # -- implied step brackets (as nest's decoder) -------------------------------------------
 
@@ -125,6 +127,9 @@ class AiSdkDecoder(Decoder):
 
     def _finish(self, out: list[Event]) -> None:
         pending, self._error = self._error, None
+        held, self._after_error = self._after_error, []
+        for event in held:
+            self._push(event, out)
         if pending is not None and not self.terminated:
             self._push(self._error_terminal(pending, {}), out)
         if self._steps.pending:
@@ -142,8 +147,9 @@ class AiSdkDecoder(Decoder):
     def _decode(self, frame: Frame) -> list[Event]:
         data = frame.data
         pending, self._error = self._error, None
+        held, self._after_error = self._after_error, []
         if data.strip() == _DONE:
-            return [] if pending is None else [self._error_terminal(pending, {})]
+            return held if pending is None else [*held, self._error_terminal(pending, {})]
         try:
             wire = _chunk_decoder.decode(data)
             extra: dict[str, Raw] = {}
@@ -153,18 +159,22 @@ class AiSdkDecoder(Decoder):
             raise FrameProblem(f"one JSON chunk object with a string type ({exc})") from None
         else:
             events = []
+        if pending is not None and type(wire) is FinishStepW and not extra:
+            self._error = pending  # an error, then its step closed, then its finish: still the end
+            self._after_error = [*held, *self._chunk(wire, extra, frame)]
+            return []
         if pending is not None and type(wire) is FinishW:
             reason = extra.get("finishReason")
             if reason is not None and bytes(reason) == _ERROR_FINISH:
                 del extra["finishReason"]  # what this codec writes after an error
-            return [self._error_terminal(pending, extra)]
+            return [*held, self._error_terminal(pending, extra)]
         if wire is not None:
             events = self._chunk(wire, extra, frame)
         if pending is not None:  # an error followed by something else than finish: a passing one
             passing = self._unknown("error", pending[2])
             if pending[2].own_id and pending[2].last_id:
                 passing.event_id = pending[2].last_id  # the SSE id stood on the error frame
-            return [passing, *events]
+            return [passing, *held, *events]
         return events
 
     def _slow(self, frame: Frame) -> tuple[Any, dict[str, Raw], list[Event]]:

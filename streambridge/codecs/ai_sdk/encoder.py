@@ -173,7 +173,9 @@ class AiSdkEncoder(Encoder):
         """``start`` opens every stream; it names the message when the run start does. A run
         start's other members (run and thread ids, model…) go in its data part, after it."""
         start = event if type(event) is RunStart else RunStart(synthetic=True)
-        payload, ok = self._chunk(StartW(message_id=start.message_id), start)
+        payload, ok = self._chunk(StartW(), start)  # ai's own order: other members, then the id
+        if start.message_id is not UNSET:
+            payload = payload[:-1] + b',"messageId":' + json_encode(start.message_id) + b"}"
         rest = msgspec.structs.replace(start, message_id=UNSET, extra=UNSET, event_id=UNSET)
         said = start.message_id is not UNSET or start.extra is not UNSET  # else it reads back invented
         native = invented_start(start) or (ok and said and rest == RunStart())

@@ -58,7 +58,7 @@ from ...events import (
 from ..carrier import Payload
 from ..encoder import Encoder, handles
 from ..envelope import envelope_decoder, input_of, json_encode
-from ..nest.steps import STEP_STATE, StepJudge
+from ..nest.steps import BracketWriter, StepJudge
 from ..synthetic import invented_call, invented_start
 from ..terminals import DEFAULT_MESSAGES, TRUNCATED_CODE, TRUNCATED_MESSAGE
 from .profiles import V7, Profile
@@ -122,7 +122,7 @@ def _plain(event: Event) -> bool:
     return event.message_id is UNSET and not event.synthetic
 
 
-class AiSdkEncoder(Encoder):
+class AiSdkEncoder(BracketWriter, Encoder):
     codec = "ai-sdk"
     profile: ClassVar[Profile] = V7
     # _plain decides about the fields every event has; _chunk splices unknown members back
@@ -228,22 +228,6 @@ class AiSdkEncoder(Encoder):
     def _set_step(self, *, open_: bool) -> None:
         self._step_open = open_
         self._tool_in_step = False
-
-    def _bracket(self, t: type, e: Event | None, parts: list[bytes]) -> None:
-        steps = self._steps
-        if (e is None or _bare(e)) and steps.holds(t):
-            steps.hold(t, e)
-            return
-        self._reader(t, parts)
-        self._write_bracket(t, e, parts, implied=False)
-
-    def _reader(self, t: type, parts: list[bytes]) -> None:
-        steps = self._steps
-        if steps.pending:
-            for bracket, e, implied in steps.settle(t):
-                self._write_bracket(bracket, e, parts, implied=implied)
-        if t in STEP_STATE:
-            steps.follow(t)
 
     def _write_bracket(self, t: type, e: Event | None, parts: list[bytes], *, implied: bool) -> None:
         w = StartStepW() if t is StepStart else FinishStepW()
@@ -572,10 +556,6 @@ class AiSdkEncoder(Encoder):
         if type(event) is Terminal and self._whole_text and not self._terminated:
             self._reader(Terminal, parts)  # held brackets go before an answer that came whole
         super()._event(event, parts)
-
-
-def _bare(e: Event) -> bool:
-    return e == StepStart() if type(e) is StepStart else e == StepFinish()
 
 
 def _str(raw: Raw) -> str | None:

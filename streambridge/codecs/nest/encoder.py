@@ -38,7 +38,7 @@ from ..encoder import Encoder, handles
 from ..envelope import input_of, splice_extra
 from ..synthetic import invented_call, invented_start
 from ..terminals import DEFAULT_MESSAGES, STATUS_CODES, canonical_failure, status_for_code
-from .steps import STEP_STATE, StepJudge
+from .steps import BracketWriter, StepJudge
 from .wire import (
     _K,
     REJECTED,
@@ -62,7 +62,6 @@ from .wire import (
     ToolOutputErrorW,
     ToolOutputW,
     UiW,
-    bare,
 )
 
 _encode = msgspec.json.Encoder().encode
@@ -127,7 +126,7 @@ _TERMINAL_WRITES = (
 )
 
 
-class NestEncoder(Encoder):
+class NestEncoder(BracketWriter, Encoder):
     codec = "nest"
     # _plain decides about the fields every event has; _wire splices unknown members back
     writes_everywhere = frozenset({"message_id", "synthetic", "extra"})
@@ -220,25 +219,6 @@ class NestEncoder(Encoder):
         if self._step_open:
             self._set_step(open_=False)
             self._bracket(StepFinish, None, parts)
-
-    def _bracket(self, t: type, e: Event | None, parts: list[bytes]) -> None:
-        """A step bracket, this encoder's own (``e`` None) or the source's: held while a reader
-        may take it for implied (the next event decides), else written."""
-        steps = self._steps
-        if (e is None or bare(e)) and steps.holds(t):
-            steps.hold(t, e)
-            return
-        self._reader(t, parts)
-        self._write_bracket(t, e, parts, implied=False)
-
-    def _reader(self, t: type, parts: list[bytes]) -> None:
-        """An event of type ``t`` is written next: the held brackets are decided by it."""
-        steps = self._steps
-        if steps.pending:
-            for bracket, e, implied in steps.settle(t):
-                self._write_bracket(bracket, e, parts, implied=implied)
-        if t in STEP_STATE:
-            steps.follow(t)
 
     def _write_bracket(self, t: type, e: Event | None, parts: list[bytes], *, implied: bool) -> None:
         """A source's bracket that a reader would take for implied gets a carrier: it is real."""

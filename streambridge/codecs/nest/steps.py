@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from typing import Generic, TypeVar
 
-from ...events import ReasoningDelta, StepFinish, StepStart, TextDelta, ToolCall, ToolInputStart
+from ...events import Event, ReasoningDelta, StepFinish, StepStart, TextDelta, ToolCall, ToolInputStart
+from .wire import bare
 
-__all__ = ["OPENS_STEP", "STEP_STATE", "StepJudge"]
+__all__ = ["OPENS_STEP", "STEP_STATE", "BracketWriter", "StepJudge"]
 
 #: events before which a nest encoder opens a step when none is open
 OPENS_STEP = frozenset((TextDelta, ReasoningDelta, ToolInputStart, ToolCall, StepFinish))
@@ -76,3 +77,33 @@ class StepJudge(Generic[Item]):
         elif t in STEP_STATE:
             self.step_open = True
             self.tool_in_step = t is ToolInputStart or t is ToolCall
+
+
+class BracketWriter:
+    """An encoder's side of the judge (nest's, and ai-sdk's, whose readers judge steps the same):
+    its own and the source's bare brackets are held while a reader may take them for implied,
+    and written once the next event decides. The encoder gives ``_steps`` and ``_write_bracket``."""
+
+    _steps: StepJudge[Event | None]
+
+    def _write_bracket(self, t: type, e: Event | None, parts: list[bytes], *, implied: bool) -> None:
+        raise NotImplementedError
+
+    def _bracket(self, t: type, e: Event | None, parts: list[bytes]) -> None:
+        """A step bracket, the encoder's own (``e`` None) or the source's: held while a reader
+        may take it for implied (the next event decides), else written."""
+        steps = self._steps
+        if (e is None or bare(e)) and steps.holds(t):
+            steps.hold(t, e)
+            return
+        self._reader(t, parts)
+        self._write_bracket(t, e, parts, implied=False)
+
+    def _reader(self, t: type, parts: list[bytes]) -> None:
+        """An event of type ``t`` is written next: the held brackets are decided by it."""
+        steps = self._steps
+        if steps.pending:
+            for bracket, e, implied in steps.settle(t):
+                self._write_bracket(bracket, e, parts, implied=implied)
+        if t in STEP_STATE:
+            steps.follow(t)

@@ -29,7 +29,6 @@ import json
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -52,12 +51,10 @@ from streambridge.events import (
 )
 
 from .corpus import CODECS, SCENARIOS, canonical, convert, decode, encode, golden
-from .tools import require
+from .tools import CONFORMANCE, conformance_node
 
-CONFORMANCE = Path(__file__).resolve().parent / "conformance"
 CHECK = CONFORMANCE / "ai-sdk-check.mjs"
 PRODUCERS = CONFORMANCE / "ai-sdk-producers.mjs"
-PACKAGES = tuple(json.loads((CONFORMANCE / "package.json").read_text())["dependencies"])
 
 # Bodies above LARGE_BODY are served in LARGE_PIECE pieces instead of 7-byte ones (an odd size,
 # so boundaries still fall mid-frame and mid-character), to keep the batch fast.
@@ -66,8 +63,6 @@ LARGE_BODY = 64 * 1024
 LARGE_PIECE = 4093
 DONE = b"data: [DONE]\n\n"
 
-# The ai-sdk codec is written on another branch. Until it is merged here, the tests that need it
-# are collected and skip with this reason; the harness tests below run regardless.
 #: each ai-sdk profile streambridge encodes, and the real clients (ai-sdk-check.mjs versions) it must pass
 PROFILES: dict[str, tuple[str, ...]] = {
     "ai-sdk": ("7",),
@@ -87,15 +82,7 @@ Harness = Callable[[list[Item]], dict[str, Result]]
 @pytest.fixture(scope="session")
 def node() -> str:
     """Node.js, with tests/conformance/node_modules installed (``npm ci``) when it is missing."""
-    node = require("node", "the ai-sdk conformance test runs the real AI SDK client on Node.js")
-    npm = require("npm", "the ai-sdk conformance test installs the real AI SDK client with npm")
-    if not all((CONFORMANCE / "node_modules" / name / "package.json").is_file() for name in PACKAGES):
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"], cwd=CONFORMANCE, capture_output=True, text=True, timeout=300
-        )
-        if done.returncode != 0:
-            pytest.fail(f"npm ci failed in {CONFORMANCE}:\n{done.stdout}\n{done.stderr}", pytrace=False)
-    return node
+    return conformance_node("the real AI SDK client")
 
 
 @pytest.fixture(scope="session")

@@ -44,11 +44,9 @@ from streambridge.events import (
 )
 
 from .corpus import CODECS, SCENARIOS, capture_body, capture_paths, decode, golden
-from .tools import require
+from .tools import CONFORMANCE, conformance_node
 
-CONFORMANCE = Path(__file__).resolve().parent / "conformance"
 HARNESS = CONFORMANCE / "nest-client.mjs"
-PACKAGES = tuple(json.loads((CONFORMANCE / "package.json").read_text())["dependencies"])
 
 # The harness serves bodies in 7-byte pieces. The 0.5.5 transport rescans its whole buffer for
 # "\n\n" on every read, so a 1 MB frame in 7-byte pieces takes minutes on the client side (with any
@@ -68,14 +66,7 @@ Harness = Callable[[list[bytes]], list[Result]]
 @pytest.fixture(scope="session")
 def nest_client() -> Harness:
     """Run bodies through tests/conformance/nest-client.mjs, one Node process per batch."""
-    node = require("node", "the nest conformance test runs the real client on Node.js")
-    npm = require("npm", "the nest conformance test installs the real client with npm")
-    if not all((CONFORMANCE / "node_modules" / name / "package.json").is_file() for name in PACKAGES):
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"], cwd=CONFORMANCE, capture_output=True, text=True, timeout=300
-        )
-        if done.returncode != 0:
-            pytest.fail(f"npm ci failed in {CONFORMANCE}:\n{done.stdout}\n{done.stderr}", pytrace=False)
+    node = conformance_node("the real nest client")
 
     def run(bodies: list[bytes]) -> list[Result]:
         items = [

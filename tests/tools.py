@@ -6,8 +6,11 @@ the same absence fails it, so CI can never pass by skipping.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -25,3 +28,22 @@ def require(tool: str, why: str) -> str:
             pytest.fail(reason + " (CI=true: a missing tool fails instead of skipping)", pytrace=False)
         pytest.skip(reason)
     return path
+
+
+#: the Node packages the conformance harnesses run (tests/conformance, installed from its lock file)
+CONFORMANCE = Path(__file__).resolve().parent / "conformance"
+
+
+def conformance_node(client: str) -> str:
+    """Node.js with tests/conformance/node_modules in place (``npm ci`` when a package is
+    missing); ``client`` names what the test runs there, for the skip's reason."""
+    node = require("node", f"the conformance test runs {client} on Node.js")
+    npm = require("npm", f"the conformance test installs {client} with npm")
+    packages = json.loads((CONFORMANCE / "package.json").read_text())["dependencies"]
+    if not all((CONFORMANCE / "node_modules" / name / "package.json").is_file() for name in packages):
+        done = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund"], cwd=CONFORMANCE, capture_output=True, text=True, timeout=300
+        )
+        if done.returncode != 0:
+            pytest.fail(f"npm ci failed in {CONFORMANCE}:\n{done.stdout}\n{done.stderr}", pytrace=False)
+    return node

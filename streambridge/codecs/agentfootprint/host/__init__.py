@@ -1,7 +1,7 @@
 """``agentfootprint:host``: the hosting SSE dialect of footprintjs/agentfootprint (9.62.0).
 
 ``POST <mount>/invoke {input, sessionId?, decision?}`` answered as SSE built with ``encodeSSE``
-(``src/hosting/httpHost.ts``; /work/shared/protocols/agentfootprint.md §5): ``chunk {text}`` token
+(``src/hosting/httpHost.ts``, agentfootprint 9.62.0; docs/mapping.md): ``chunk {text}`` token
 deltas, then one of ``complete {output}``, ``error {error, code?}`` or ``awaiting {awaiting}``;
 ``artifact`` and ``sessions`` frames beside them; ``:`` comments are heartbeats. A variant of the
 ``agentfootprint`` codec (the ``toSSE`` envelope stream), with the same HTTP surface.

@@ -2,7 +2,7 @@
 
 ``POST /invoke`` answered as SSE built with ``encodeSSE(name, payload)``: one ``event: <name>``
 and one ``data: <JSON>`` line per frame (``src/hosting/httpHost.ts``; see
-/work/shared/protocols/agentfootprint.md §5). Fields are in the order the doc gives them, which is
+the hosting dialect of agentfootprint 9.62.0). Fields are in the order the doc gives them, which is
 the order ``JSON.stringify`` writes them. In NDJSON (streambridge's choice: the host writes SSE
 only) a frame is ``{"event":<name>,"data":<data>}``, as nest's named events are; a line of any
 other form is an unnamed frame.

@@ -105,6 +105,17 @@ async def test_nest_resume_replays_the_run_with_a_meta_without_thread(aiohttp_cl
     assert "no active run nope" in (await missing.json())["message"]
 
 
+async def test_ai_sdk_chat_then_resume_finds_nothing_active(aiohttp_client) -> None:
+    path = GOLDEN / "plain-text/ai-sdk.sse"
+    client = await aiohttp_client(replay.make_replay_app([playback(path)]))
+    chat = await client.post("/api/chat", json={"id": "c1", "messages": []})
+    assert chat.status == 200
+    assert chat.headers["x-vercel-ai-ui-message-stream"] == "v1"
+    assert await chat.read() == path.read_bytes()
+    resume = await client.get("/api/chat/c1/stream")
+    assert resume.status == 204  # a replay keeps no chat open between requests
+
+
 async def test_nest_side_routes_answer_like_the_published_server(aiohttp_client) -> None:
     client = await aiohttp_client(replay.make_replay_app([playback(GOLDEN / "approval/nest.sse")]))
     approve = await client.post("/agent/tool-call/approve", json={"toolCallId": "call_rf_1"})

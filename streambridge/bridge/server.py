@@ -30,7 +30,7 @@ from .config import Config, Route, safe_url
 from .faults import FAULTS, fault_for_status
 from .logging import log_event, setup_logging
 from .metrics import CONTENT_TYPE_LATEST
-from .relay import PING, ClientGone, HttpSink, Relay, Run, Watchdog, WsSink
+from .relay import PING, ClientGone, Follower, HttpSink, Relay, Run, Watchdog, WsSink
 from .state import STATE, BridgeState
 from .surfaces import upstream_headers
 from .upstream import ConnectionLimit, Upstream, make_session, open_upstream
@@ -95,17 +95,7 @@ def cors_headers(route: Route, request: web.Request) -> dict[str, str]:
 
 
 def stream_headers(route: Route, request: web.Request, framing: Framing) -> dict[str, str]:
-    codec = codecs.get(route.target)
-    headers = {
-        "Content-Type": codec.content_types[framing],
-        "Cache-Control": "no-cache",
-        "X-Accel-Buffering": "no",
-    }
-    if framing == codec.default_framing:  # the exact headers the protocol's clients expect
-        for name, value in codec.response_headers.items():
-            for same in [h for h in headers if h.lower() == name.lower()]:
-                del headers[same]
-            headers[name] = value
+    headers = codecs.get(route.target).stream_headers(framing)
     headers.update(cors_headers(route, request))
     return headers
 
@@ -178,6 +168,8 @@ class RouteHandlers:
         if surface.runs is not None:
             router.add_get(p + surface.runs.stream_path, self.attach)
             router.add_post(p + surface.runs.cancel_path, self.cancel)
+        if surface.resume_path is not None:
+            router.add_get(p + surface.resume_path, self.resume)
         router.add_post(p + surface.control_path.replace("{decision}", "{decision:approve|reject}"), self.decide)
         router.add_get(p + "ws", self.websocket)
         if self.route.cors_origins:
@@ -210,6 +202,10 @@ class RouteHandlers:
             headers[runs.run_id_header] = run.run_id
             headers[runs.thread_id_header] = run.thread_id
             preamble = translator.feed_events([RunStart(run_id=run.run_id, thread_id=run.thread_id)])
+        chat_key = None
+        if self.surface.resume_path is not None and prepared.thread_id:  # resumable by its chat id
+            run = Run(stream_id, prepared.thread_id, route.replay_limit_bytes, framing)
+            chat_key = (route.name, prepared.thread_id)
         resp = web.StreamResponse(status=self.surface.chat_status, headers=headers)
         await resp.prepare(request)
         bound_client(request.transport, route.stream_buffer_bytes)
@@ -217,12 +213,18 @@ class RouteHandlers:
         relay = Relay(state, route, translator, HttpSink(request, resp, framing), stream_id=stream_id, run=run)
         if run is not None:
             run.relay = relay
-            state.runs[run.run_id] = run
+            if chat_key is not None:
+                state.chats[chat_key] = run  # a newer chat of the same id replaces an older one
+            else:
+                state.runs[run.run_id] = run
         log_event(logging.INFO, "stream_start", route=route.name, stream=stream_id, upstream=safe_url(route.upstream))
         try:
             await relay.run(upstream, preamble)
         finally:
-            if run is not None:
+            if chat_key is not None:
+                if state.chats.get(chat_key) is run:
+                    del state.chats[chat_key]
+            elif run is not None:
                 state.runs.pop(run.run_id, None)
         with contextlib.suppress(ConnectionError):
             await resp.write_eof()
@@ -255,14 +257,37 @@ class RouteHandlers:
         follower = run.attach() if run is not None else None
         if run is None or follower is None:
             return json_error(404, "not_found", f"no active run {run_id[:80]}")
-        framing = run.framing
-        headers = stream_headers(route, request, framing)
+        headers = stream_headers(route, request, run.framing)
         assert self.surface.runs is not None  # mounted only for protocols with runs
         headers[self.surface.runs.run_id_header] = run.run_id
-        resp = web.StreamResponse(status=200, headers=headers)
-        sink = HttpSink(request, resp, framing)
         start = RunStart(run_id=run.run_id, thread_id=run.thread_id)
-        meta = codecs.get(route.target).encoder(framing).encode([start])
+        meta = codecs.get(route.target).encoder(run.framing).encode([start])
+        return await self._follow(request, run, follower, headers, meta)
+
+    async def resume(self, request: web.Request) -> web.StreamResponse:
+        """``GET <chat>/<chatId>/stream``: the chat's live stream from its start; ``204`` when none is
+        active (finished, never started, or too long to replay)."""
+        state = request.app[STATE]
+        chat_id = request.match_info["chat_id"]
+        cors = cors_headers(self.route, request)
+        if not _valid_id(chat_id):
+            return json_error(400, "bad_request", "chatId: expected a printable id of at most 256 characters", cors)
+        run = state.chats.get((self.route.name, chat_id))
+        follower = run.attach() if run is not None else None
+        if run is None or follower is None:
+            return web.Response(status=204, headers=cors)
+        headers = stream_headers(self.route, request, run.framing)
+        return await self._follow(request, run, follower, headers, b"")
+
+    async def _follow(
+        self, request: web.Request, run: Run, follower: Follower, headers: dict[str, str], head: bytes
+    ) -> web.StreamResponse:
+        """Stream a run to one more reader: ``head``, what it has sent so far, then live chunks."""
+        state = request.app[STATE]
+        route = self.route
+        run_id = run.run_id
+        resp = web.StreamResponse(status=200, headers=headers)
+        sink = HttpSink(request, resp, run.framing)
         watchdog = Watchdog(
             sink,
             route.heartbeat,
@@ -275,7 +300,7 @@ class RouteHandlers:
         try:
             await resp.prepare(request)
             bound_client(request.transport, route.stream_buffer_bytes)
-            await watchdog.write(meta + (PING if watchdog.interval else b""))
+            await watchdog.write(head + (PING if watchdog.interval else b""))
             async for data in follower.chunks():
                 await watchdog.write(data)
             if follower.behind:  # it fell behind the run: cut it off (it may re-attach)

@@ -1,5 +1,5 @@
 """What one proxy app shares across its streams: configuration, metrics, the upstream session and
-connection limit, open runs and relays, and the background tasks the drain waits for."""
+connection limit, open runs, resumable chats and relays, and the background tasks the drain waits for."""
 
 from __future__ import annotations
 
@@ -31,6 +31,8 @@ class BridgeState:
     session: aiohttp.ClientSession | None = None
     limit: ConnectionLimit | None = None
     runs: dict[str, Run] = field(default_factory=dict)
+    #: live chats of protocols that resume by chat id: (route name, chat id) → its stream
+    chats: dict[tuple[str, str], Run] = field(default_factory=dict)
     relays: set[Relay] = field(default_factory=set)
     background: set[asyncio.Task[None]] = field(default_factory=set)
     draining: bool = False

@@ -7,7 +7,8 @@ piece per source frame so pacing is per frame. With ``--to`` each piece is trans
 ``--serve`` mounts the served protocol's :class:`~streambridge.codecs.http.HttpSurface` at
 ``--base`` (``/`` by default) as the proxy does: its chat route answered with its chat status,
 its control route, and for a protocol with runs the run's ids in its id headers, the re-attach
-route (the run replayed, its start naming the run only) and the cancel route.
+route (the run replayed, its start naming the run only) and the cancel route; a protocol that
+resumes chats by id (ai-sdk) is told ``204``: a replay keeps no chat open to resume.
 :func:`make_replay_app` is the whole server, for tests and embedding.
 """
 
@@ -83,10 +84,6 @@ class Playback:
     run_id: str | None = None
     thread_id: str | None = None
     failed_status: int | None = None  # a capture of a non-2xx answer is served as recorded
-
-    @property
-    def content_type(self) -> str:
-        return self.codec.content_types[self.framing]
 
 
 def load_recording(arg: str | Path, protocol: str | None, root: Path | None = None) -> Recording:
@@ -213,15 +210,8 @@ class ReplayServer:
             return web.Response(
                 status=playback.failed_status, body=b"".join(chunks), headers={"Content-Type": content_type}
             )
-        response = web.StreamResponse(
-            status=status,
-            headers={
-                "Content-Type": playback.content_type,
-                "Cache-Control": "no-cache",
-                "X-Accel-Buffering": "no",
-                **headers,
-            },
-        )
+        stream_headers = playback.codec.stream_headers(playback.framing)  # type: ignore[arg-type]  # an unchecked --framing, as above
+        response = web.StreamResponse(status=status, headers={**stream_headers, **headers})
         delay = self.delays[index]
         try:
             await response.prepare(request)
@@ -381,6 +371,8 @@ def _mount(app: web.Application, server: ReplayServer, surface: HttpSurface, mou
     if surface.runs is not None:
         app.router.add_get(mount + surface.runs.stream_path, replies.attach)
         app.router.add_post(mount + surface.runs.cancel_path, replies.cancel)
+    if surface.resume_path is not None:
+        app.router.add_get(mount + surface.resume_path, replies.nothing_to_resume)
     app.router.add_post(mount + surface.control_path.replace("{decision}", "{decision:approve|reject}"), replies.settle)
 
 
@@ -408,6 +400,11 @@ class _Replies:
         runs = self.surface.runs
         assert runs is not None  # mounted only for protocols with runs
         return web.json_response(runs.cancel_answer, status=runs.cancel_status)
+
+    @staticmethod
+    async def nothing_to_resume(request: web.Request) -> web.Response:
+        """A replay keeps no chat open between requests: a resume finds none active."""
+        return web.Response(status=204)
 
     async def settle(self, request: web.Request) -> web.Response:
         await request.read()

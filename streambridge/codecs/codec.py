@@ -166,6 +166,20 @@ class Codec:
     def encoder(self, framing: Framing | None = None, **options: object) -> Encoder:
         return self.encoder_class(framing or self.default_framing, **options)
 
+    def stream_headers(self, framing: Framing) -> dict[str, str]:
+        """The headers of a streamed answer in ``framing``: its content type, no caching or proxy
+        buffering, and in the default framing exactly the headers the protocol's clients expect."""
+        headers = {
+            "Content-Type": self.content_types[framing],
+            "Cache-Control": "no-cache",
+            "X-Accel-Buffering": "no",
+        }
+        if framing == self.default_framing:
+            own = {name.lower() for name in self.response_headers}
+            headers = {k: v for k, v in headers.items() if k.lower() not in own}
+            headers.update(self.response_headers)
+        return headers
+
     @property
     def carried(self) -> frozenset[str]:
         """Event types this protocol carries as data parts."""

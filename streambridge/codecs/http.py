@@ -66,6 +66,9 @@ class HttpSurface:
     #: the base of the upstream's ``tool-call/<decision>`` route when a route configures none
     upstream_control_base: Callable[[str], str] = _same
     runs: Runs | None = None
+    #: GET: a chat's live stream again, from its start, by the chat id of its request
+    #: (``{chat_id}``); ``204`` when none is active (the AI SDK's ``resumeStream``)
+    resume_path: str | None = None
 
     def peek_thread_id(self, body: bytes) -> str | None:
         """The thread id of a request forwarded unchanged (passthrough), when it has one."""

@@ -1,6 +1,7 @@
 """The AI SDK chat over HTTP (``DefaultChatTransport``): ``POST <api>`` with
 ``{id, messages: UIMessage[], trigger, messageId, ...body}``, answered ``200`` with the stream
-and the exact ``uiMessageStreamHeaders``. The last user message's text parts are the request's
+and the exact ``uiMessageStreamHeaders``; ``GET <api>/<chatId>/stream`` resumes a live one
+(``204`` when none is). The last user message's text parts are the request's
 text (its file parts its attachments), the messages before it the history, ``id`` the thread."""
 
 from __future__ import annotations
@@ -107,4 +108,5 @@ SURFACE = HttpSurface(
     control_status=200,
     parse_request=parse_request,
     build_request=build_request,
+    resume_path="api/chat/{chat_id}/stream",
 )

@@ -326,12 +326,11 @@ def test_real_producer_output_decodes_round_trips_and_cross_trips(producer_bodie
         events = decode("ai-sdk", body, strict=True)
         assert isinstance(events[-1], Terminal), f"{name}: no terminal"
         if name.endswith("-error"):
-            # ai's own failed stream: `error`, then `finish-step` (its text part left open), then
-            # `finish`: an error terminal, never a success. Not yet written back byte for byte nor
-            # crossed (streambridge closes the part and the step before the error): issue 13's note.
+            # ai's own failed stream: `error` inside the step (its text part left open), then
+            # `finish-step`, then `finish`: an error terminal, never a success, written back so
             assert events[-1].status == "error", f"{name}: a failed stream decoded as {events[-1].status}"
             assert events[-1].failure.message == "An error occurred."  # ai masks errors by default
-            continue
+            assert [type(e).__name__ for e in events[-3:]] == ["TextDelta", "StepFinish", "Terminal"]
         assert encode("ai-sdk", events) == body, f"{name}: the round trip is not byte exact"
         original = canonical(events)
         for via in CODECS:

@@ -74,6 +74,18 @@ def read_call(event: _C) -> _C:
     return event
 
 
+def rederived_start(event: RunStart) -> bool:
+    """An invented start whose run id was derived from the invented start itself: every encoder
+    that derives a run id derives that one again, so a target without run ids need not carry it."""
+    run_id = event.run_id
+    return (
+        invented_start(event)
+        and isinstance(run_id, str)
+        and len(run_id) > 12
+        and run_id == derived_id(run_id[:-12], _INVENTED_START)
+    )
+
+
 def invented_start(event: RunStart) -> bool:
     """A run start an encoder made up for a source without one (at most a derived run id).
 

@@ -13,7 +13,10 @@ Ordering repair, all of it read back by the decoder as invented (no carrier desc
 * a tool call is announced before its input deltas, approvals and outcomes (a call named
   ``unknown`` with an empty input, as every protocol invents it);
 * the terminal is ``finish``, ``abort`` or ``error`` + ``finish``, then ``data: [DONE]``;
-  nothing follows it.
+  nothing follows it. A failure that ends a step (a step's end, then an error terminal) is
+  written in ai's own order, as its servers write a failed stream: ``error`` inside the step,
+  then ``finish-step``, then ``finish``, the source's parts left as the source left them (so a
+  step's end waits for the event after it).
 
 A source's own part ids (an ai-sdk stream's ``"0"``, ``"msg_…"``) are kept; where the client
 needs a start or an end for one that the source did not say, it is written under the event's
@@ -59,7 +62,8 @@ from ..carrier import Payload
 from ..encoder import Encoder, handles
 from ..envelope import envelope_decoder, input_of, json_encode
 from ..nest.steps import BracketWriter, StepJudge
-from ..synthetic import invented_call, invented_start
+from ..nest.wire import bare
+from ..synthetic import invented_call, invented_start, rederived_start
 from ..terminals import DEFAULT_MESSAGES, TRUNCATED_CODE, TRUNCATED_MESSAGE
 from .profiles import V7, Profile
 from .wire import (
@@ -89,6 +93,7 @@ __all__ = ["DONE", "TRANSIENT", "AiSdkEncoder", "approval_id"]
 _encode = msgspec.json.Encoder().encode
 #: the end marker the SDK's SSE writer sends when the stream closes
 DONE = b"[DONE]"
+_ERROR_FINISH = b'{"type":"finish","finishReason":"error"}'
 #: events whose data parts are marked ``transient`` (passing UI state, not message content)
 TRANSIENT: frozenset[type[Event]] = frozenset((Status, Title, Queue))
 #: events before which open text and reasoning parts are closed (tool calls close real ones too)
@@ -139,6 +144,7 @@ class AiSdkEncoder(BracketWriter, Encoder):
         self._invented: dict[str, str | None] = {"text": None, "reasoning": None}
         self._real: dict[str, list[str]] = {"text": [], "reasoning": []}
         self._approvals: dict[str, str] = {}  # call id → the approval id its request said
+        self._held_finish: StepFinish | None = None  # a step's end, until the event after it
 
     # -- frames ---------------------------------------------------------------------------
 
@@ -173,6 +179,8 @@ class AiSdkEncoder(BracketWriter, Encoder):
         """``start`` opens every stream; it names the message when the run start does. A run
         start's other members (run and thread ids, model…) go in its data part, after it."""
         start = event if type(event) is RunStart else RunStart(synthetic=True)
+        if rederived_start(start):
+            start = RunStart(synthetic=True)  # its id comes back wherever one is needed
         payload, ok = self._chunk(StartW(), start)  # ai's own order: other members, then the id
         if start.message_id is not UNSET:
             payload = payload[:-1] + b',"messageId":' + json_encode(start.message_id) + b"}"
@@ -188,6 +196,14 @@ class AiSdkEncoder(BracketWriter, Encoder):
 
     def _handle(self, e: Event, parts: list[bytes]) -> None:
         t = type(e)
+        held = self._held_finish
+        if held is not None:
+            self._held_finish = None
+            if t is Terminal and self._fails_in_step(e, held):  # type: ignore[arg-type]
+                self._reader(Terminal, parts)
+                self._failed_step(e, parts)  # type: ignore[arg-type]
+                return
+            self._step_finish(held, parts)
         if t is not StepStart and t is not StepFinish and (not e.synthetic or t in _OPENS_TOOL):
             self._prelude(e, parts)
         super()._handle(e, parts)
@@ -254,12 +270,19 @@ class AiSdkEncoder(BracketWriter, Encoder):
                 self._close_step(parts)
             return
         if t is StepFinish:
-            self._close_invented("text", parts)
-            self._close_invented("reasoning", parts)
-            if not self._step_open:
-                self._open_step(parts)
-        self._set_step(open_=t is StepStart)
+            self._held_finish = e  # type: ignore[assignment]  # an error terminal may follow (see _failed_step)
+            return
+        self._set_step(open_=True)
         self._bracket(t, e, parts)
+
+    def _step_finish(self, e: StepFinish, parts: list[bytes]) -> None:
+        """A source's step end, once the event after it is not a failure that ends the stream."""
+        self._close_invented("text", parts)
+        self._close_invented("reasoning", parts)
+        if not self._step_open:
+            self._open_step(parts)
+        self._set_step(open_=False)
+        self._bracket(StepFinish, e, parts)
 
     # -- text and reasoning parts -----------------------------------------------------------
 
@@ -511,27 +534,10 @@ class AiSdkEncoder(BracketWriter, Encoder):
     def _terminal(self, e: Terminal, parts: list[bytes]) -> None:
         """``finish``, ``abort``, or ``error`` then ``finish``, then ``[DONE]``; the parts still
         open are closed first."""
-        frames: list[Payload] = []
-        for kind in ("text", "reasoning"):
-            part = self._invented[kind]
-            if part is not None:
-                self._invented[kind] = None
-                frames.append(self._part(kind, "end", part))
+        frames = self._invented_ends()
         real = self._close_real()
         frames.extend(real)
-        native = (
-            _plain(e)
-            and not real
-            and (e.text is UNSET or e.text == self._assembled())
-            and e.usage is UNSET
-            and e.provider is UNSET
-            and e.model is UNSET
-            and e.guarded is UNSET
-            and e.correlation_id is UNSET
-            and e.turn_id is UNSET
-            and e.result is UNSET
-            and e.error_info is UNSET
-        )
+        native = not real and self._says_all(e)
         ok = True
         if e.status == "cancelled":
             payload, ok = self._chunk(AbortW(), e)
@@ -543,14 +549,65 @@ class AiSdkEncoder(BracketWriter, Encoder):
                 native = native and e.status == "error" and _native_failure(e)
             else:
                 native = native and e.failure is UNSET
-            finish = _encode(FinishW())
-            said = e.extra is not UNSET and "finishReason" in e.extra
-            if e.status != "succeeded" and self.profile.allows("finishReason") and not said:
-                finish = b'{"type":"finish","finishReason":"error"}'
-            payload, ok = self._splice(finish, e, "finish")
+            payload, ok = self._finish(e)
             frames.append(payload)
         frames.append(DONE)
         self._put(parts, e, frames, native and ok)
+
+    def _invented_ends(self) -> list[Payload]:
+        """The ends of this encoder's own open parts (frames for the event that closes them)."""
+        frames: list[Payload] = []
+        for kind in ("text", "reasoning"):
+            part = self._invented[kind]
+            if part is not None:
+                self._invented[kind] = None
+                frames.append(self._part(kind, "end", part))
+        return frames
+
+    def _says_all(self, e: Terminal) -> bool:
+        """Whether the terminal's chunks say all of it but its status and failure."""
+        return (
+            _plain(e)
+            and (e.text is UNSET or e.text == self._assembled())
+            and e.usage is UNSET
+            and e.provider is UNSET
+            and e.model is UNSET
+            and e.guarded is UNSET
+            and e.correlation_id is UNSET
+            and e.turn_id is UNSET
+            and e.result is UNSET
+            and e.error_info is UNSET
+        )
+
+    def _fails_in_step(self, e: Terminal, step_end: StepFinish) -> bool:
+        """A plain step end followed by an error that ``error {errorText}`` says whole: ai's
+        own failed stream (its decoder reads the step end back where it stood)."""
+        return (
+            e.status == "error"
+            and self._step_open
+            and bare(step_end)
+            and _plain(step_end)
+            and _native_failure(e)
+            and self._says_all(e)
+            and self._finish(e)[1]
+        )
+
+    def _finish(self, e: Terminal) -> tuple[bytes, bool]:
+        """The ``finish`` chunk: a failure's says ``finishReason: "error"`` unless the source said one."""
+        said = e.extra is not UNSET and "finishReason" in e.extra
+        if e.status != "succeeded" and self.profile.allows("finishReason") and not said:
+            return self._splice(_ERROR_FINISH, e, "finish")
+        return self._splice(_encode(FinishW()), e, "finish")
+
+    def _failed_step(self, e: Terminal, parts: list[bytes]) -> None:
+        """ai's failed stream: ``error`` inside the step, ``finish-step``, ``finish``: the
+        source's own parts stay as it left them; only this encoder's are closed."""
+        frames = self._invented_ends()
+        frames.append(_encode(ErrorW(error_text=_error_text(e))))
+        frames.append(_encode(FinishStepW()))
+        frames += [self._finish(e)[0], DONE]
+        self._set_step(open_=False)
+        self._put(parts, e, frames, True)
 
     def _event(self, event: Event, parts: list[bytes]) -> None:
         if type(event) is Terminal and self._whole_text and not self._terminated:

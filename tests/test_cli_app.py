@@ -57,6 +57,17 @@ def test_demo_other_scenarios_and_protocols() -> None:
     user_error(invoke("demo", "--to", "nope"), "--to")
 
 
+@pytest.mark.parametrize("protocol", [name for name in codecs.names() if name != demo.DEFAULT_SOURCE])
+def test_demo_runs_every_protocol_as_backend_and_as_client(protocol: str) -> None:
+    """The demo's choices are the registry's: each protocol as the fake backend, and as the client."""
+    as_backend = invoke("demo", "--from", protocol, "--to", demo.DEFAULT_SOURCE, "--delay-ms", "0")
+    assert as_backend.exit_code == 0, as_backend.stderr
+    assert f"a fake {protocol} backend" in as_backend.stdout and "status 'succeeded'" in as_backend.stdout
+    as_client = invoke("demo", "--to", protocol, "--delay-ms", "0")
+    assert as_client.exit_code == 0, as_client.stderr
+    assert f"{protocol}: translated live" in as_client.stdout and "status 'succeeded'" in as_client.stdout
+
+
 def test_demo_works_without_the_golden_directory(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (GOLDEN / demo.DEFAULT_SCENARIO / "nest.sse").read_bytes() == demo._EMBEDDED_GOLDEN
     monkeypatch.setattr(demo, "golden_dir", lambda: None)

@@ -6,14 +6,18 @@
 //   node use-chat-round.mjs <api-url> [--text "hello"] [--stop-after-events N] [--body '{"k":"v"}']
 //
 // Two rounds, each with a fresh Chat:
-//   full     sendMessage({text}) and wait for it: the chat's final messages, status, error
+//   full     sendMessage({text}) and wait for it: the chat's final messages, status, error; then
+//            `chat.resumeStream()` on the finished chat (what a page reload does): the transport
+//            asks `GET <api>/<chatId>/stream`, which must answer 204 and leave the chat as it was
 //   stopped  the same, but `chat.stop()` is called as soon as N SSE events (default 2) of the
 //            response have arrived (counted on the bytes the transport reads), then the chat
 //            settles: what the user is left with after pressing Stop mid-stream
 // stdout: {"api", "full": Round, "stopped": Round} with
 //   Round = {status, error, messages, finish: {isAbort, isDisconnect, isError} | null,
 //            data: [data parts seen by onData, transient ones included], request: {url, body},
-//            response: {status, headers}, eventsSeen, stopCalled}
+//            response: {status, headers}, eventsSeen, commentsSeen (SSE comment lines, such as
+//            heartbeats), stopCalled, resume (full only): {url, status, chatStatus, error,
+//            messagesUnchanged}}
 // Exit status is 0 whenever the rounds ran (a client error is in the JSON), non-zero only when
 // the script itself fails.
 
@@ -49,16 +53,24 @@ async function round({ stopAfterEvents }) {
     request: null,
     response: null,
     eventsSeen: 0,
+    commentsSeen: 0,
     stopCalled: false,
+    resume: null,
   };
   let chat;
   let stopping = null;
   const fetchImpl = async (url, init) => {
+    if ((init?.method ?? "GET") === "GET") {
+      // the transport's reconnect (resumeStream): recorded apart from the chat's own request
+      const response = await fetch(url, init);
+      record.resume = { url: String(url), status: response.status };
+      return response;
+    }
     record.request = { url: String(url), body: init?.body ? JSON.parse(init.body) : null };
     const response = await fetch(url, init);
     record.response = { status: response.status, headers: Object.fromEntries(response.headers) };
-    if (stopAfterEvents == null || response.body == null) return response;
-    // Count SSE events as the transport reads them; press Stop after the N-th.
+    if (response.body == null) return response;
+    // Count SSE events and comment lines as the transport reads them; press Stop after the N-th event.
     const decoder = new TextDecoder();
     let pending = "";
     const counting = response.body.pipeThrough(
@@ -69,7 +81,10 @@ async function round({ stopAfterEvents }) {
           const events = pending.split(/\r\n\r\n|\n\n|\r\r/);
           pending = events.pop();
           record.eventsSeen += events.length;
-          if (stopping === null && record.eventsSeen >= stopAfterEvents) {
+          for (const event of events) {
+            record.commentsSeen += event.split(/\r\n|\n|\r/).filter((line) => line.startsWith(":")).length;
+          }
+          if (stopAfterEvents != null && stopping === null && record.eventsSeen >= stopAfterEvents) {
             record.stopCalled = true;
             stopping = chat.stop();
           }
@@ -100,6 +115,20 @@ async function round({ stopAfterEvents }) {
   record.status = chat.status;
   record.error ??= errorMessage(chat.error);
   record.messages = JSON.parse(JSON.stringify(chat.messages));
+  if (stopAfterEvents == null) {
+    let resumeError = null;
+    try {
+      await chat.resumeStream();
+    } catch (error) {
+      resumeError = errorMessage(error);
+    }
+    record.resume = {
+      ...record.resume,
+      chatStatus: chat.status,
+      error: resumeError ?? errorMessage(chat.error),
+      messagesUnchanged: JSON.stringify(chat.messages) === JSON.stringify(record.messages),
+    };
+  }
   return record;
 }
 

@@ -1,0 +1,137 @@
+"""A real `useChat` round through the proxy: @ai-sdk/react's `Chat` with ai 7's
+`DefaultChatTransport` (tests/conformance/use-chat-round.mjs, in Node) against streambridge's
+proxy serving ai-sdk in front of a nest backend (the recorded capture 01: reasoning, text, a
+read tool with its output, then more text in a second step).
+
+- The full round ends `ready` with no error: the user's message, then one assistant message whose
+  parts are the source's reasoning, text and tool call (in its final state, with its input and
+  output) in the source's order; the proxy's heartbeat (an SSE comment) did not disturb it.
+- `resumeStream()` on the finished chat asks `GET <api>/<chatId>/stream`, is told 204, and
+  leaves the chat as it was.
+- Stop mid-stream: the client aborts, the proxy drops the upstream connection and asks the nest
+  backend to cancel the run by its id.
+
+Node.js and npm are required: without them the test is skipped with the reason printed, and
+under ``CI=true`` it fails instead (see tests/tools.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import msgspec
+import pytest
+from aiohttp import web
+
+from .proxy_support import Upstream, capture, frames, proxy_config, start_proxy, url_of, write_stream
+from .tools import CONFORMANCE, conformance_node
+
+ROUND = CONFORMANCE / "use-chat-round.mjs"
+CAPTURE = "01-chat-read-only.http"
+
+
+class NestBackend(Upstream):
+    """Capture 01 in full for the first chat; the second is held after four frames (until the
+    proxy lets go of it). Cancels by run id are recorded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cancels: list[str] = []
+        self.cancel_seen = asyncio.Event()
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_post("/agent/chat", self.chat)
+        app.router.add_post("/agent/chat/{run_id}/cancel", self.cancel)
+        return app
+
+    async def chat(self, request: web.Request) -> web.StreamResponse:
+        await self.record(request)
+        cap = capture(CAPTURE)
+        headers = {k: v for k, v in cap.headers.items() if k.startswith("x-agent-")}
+        if len(self.requests) == 1:
+            return await write_stream(request, frames(cap.body), status=201, headers=headers)
+        return await write_stream(request, frames(cap.body), status=201, headers=headers, upstream=self, hold_after=4)
+
+    async def cancel(self, request: web.Request) -> web.Response:
+        self.cancels.append(request.match_info["run_id"])
+        self.cancel_seen.set()
+        return web.json_response({"aborted": True}, status=201)
+
+
+async def run_node(node: str, api: str) -> dict[str, Any]:
+    process = await asyncio.create_subprocess_exec(
+        node,
+        str(ROUND),
+        api,
+        "--text",
+        "What is the weather in Paris?",
+        "--stop-after-events",
+        "4",
+        cwd=CONFORMANCE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), timeout=120)
+    assert process.returncode == 0, err.decode()
+    return json.loads(out)
+
+
+@pytest.fixture
+def node() -> str:
+    return conformance_node("@ai-sdk/react's Chat with ai's DefaultChatTransport")
+
+
+async def test_a_use_chat_round_through_the_proxy_in_front_of_nest(node: str, aiohttp_server, aiohttp_client) -> None:
+    backend = NestBackend()
+    upstream = await aiohttp_server(backend.app())
+    proxy = await start_proxy(aiohttp_client, proxy_config(url_of(upstream, "/agent"), "nest", "ai-sdk"))
+    result = await run_node(node, url_of(proxy, "/api/chat"))
+    full, stopped = result["full"], result["stopped"]
+
+    assert (full["status"], full["error"]) == ("ready", None)
+    assert full["finish"] == {"isAbort": False, "isDisconnect": False, "isError": False}
+    assert full["response"]["status"] == 200
+    assert full["response"]["headers"]["x-vercel-ai-ui-message-stream"] == "v1"
+    assert full["commentsSeen"] >= 1  # the heartbeat before the first upstream byte
+    chat_id = full["request"]["body"]["id"]
+    assert backend.requests[0]["path"] == "/agent/chat"
+    sent = msgspec.json.decode(backend.requests[0]["body"])
+    assert (sent["message"], sent["threadId"]) == ("What is the weather in Paris?", chat_id)
+
+    user, assistant = full["messages"]
+    assert user["role"] == "user" and user["parts"] == [{"type": "text", "text": "What is the weather in Paris?"}]
+    assert assistant["role"] == "assistant"
+    shown = [p for p in assistant["parts"] if not p["type"].startswith("data-")]
+    assert [p["type"] for p in shown] == [
+        "step-start",
+        "reasoning",
+        "text",
+        "tool-getWeather",
+        "step-start",
+        "text",
+    ]
+    reasoning, first_text, tool, second_text = shown[1], shown[2], shown[3], shown[5]
+    assert reasoning["text"] == "Need weather + purge." and reasoning["state"] == "done"
+    assert (first_text["text"], second_text["text"]) == ("Checking…", "Done.")
+    assert tool["toolCallId"] == "call-r1" and tool["state"] == "output-available"
+    assert tool["input"] == {"city": "Paris"}
+    assert tool["output"] == {"tempC": 21, "city": "Paris"}
+
+    assert full["resume"] == {
+        "url": url_of(proxy, f"/api/chat/{chat_id}/stream"),
+        "status": 204,
+        "chatStatus": "ready",
+        "error": None,
+        "messagesUnchanged": True,
+    }
+
+    assert stopped["stopCalled"] and stopped["error"] is None
+    assert stopped["finish"] is not None and stopped["finish"]["isAbort"]
+    assert stopped["status"] == "ready"
+    await asyncio.wait_for(backend.cancelled.wait(), timeout=10)  # the upstream connection dropped
+    await asyncio.wait_for(backend.cancel_seen.wait(), timeout=10)  # and the nest run cancelled by id
+    run_id = capture(CAPTURE).headers["x-agent-run-id"]
+    assert backend.cancels == [run_id]

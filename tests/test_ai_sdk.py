@@ -241,6 +241,37 @@ def test_open_parts_are_closed_before_the_terminal() -> None:
     assert canonical(real(decode("ai-sdk", out, strict=True))) == canonical(filled(events))
 
 
+def test_a_failure_right_after_a_step_is_written_in_ais_own_order() -> None:
+    """As ai's servers write a failed stream: `error` inside the step, then `finish-step`, then
+    `finish`; this encoder's own part is closed first, the source's part stays as it was."""
+    events = [
+        START,
+        TextDelta(text="half"),
+        TextStart(part_id="t9"),
+        TextDelta(text=" an answer", part_id="t9"),
+        StepFinish(),
+        Terminal(status="error", failure=Failure(status="error", message="provider exploded")),
+    ]
+    out = encode("ai-sdk", events)
+    assert types(out)[1:] == [
+        "start-step",
+        "text-start",
+        "text-delta",
+        "text-start",
+        "text-delta",
+        "text-end",  # sb-text-1, this encoder's own; t9 stays open, as the source left it
+        "error",
+        "finish-step",
+        "finish",
+        "[DONE]",
+    ]
+    assert b'"type":"data-' not in out  # all of it said natively
+    assert canonical(real(decode("ai-sdk", out, strict=True))) == canonical(filled(events))
+    coded = [*events[:-1], Terminal(status="error", failure=Failure(status="error", message="x", code="quota"))]
+    t = types(encode("ai-sdk", coded))
+    assert t.index("finish-step") < t.index("error")  # a code needs the terminal's data part: no ai order
+
+
 def test_a_source_part_id_reused_after_finish_step_is_opened_again() -> None:
     events = [
         START,

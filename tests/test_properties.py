@@ -24,6 +24,7 @@ from streambridge.events import (
     Event,
     Failure,
     RunStart,
+    StepFinish,
     Terminal,
     ToolCall,
     ToolDenied,
@@ -196,6 +197,7 @@ FOUND: dict[str, list[Event]] = {
     ],
     "nest: a run start naming the derived thread id": [RunStart(run_id="run-1", thread_id="thr-run-1")],
     "agentkit: a run start naming the derived message id": [RunStart(run_id="run-1", message_id="msg-run-1")],
+    "ai-sdk: a step's end with no step open, then the input breaks off": [RunStart(), StepFinish()],
 }
 
 

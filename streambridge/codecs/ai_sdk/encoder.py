@@ -200,6 +200,7 @@ class AiSdkEncoder(BracketWriter, Encoder):
         if held is not None:
             self._held_finish = None
             if t is Terminal and self._fails_in_step(e, held):  # type: ignore[arg-type]
+                self._open_step(parts)  # a step's end says a step was open
                 self._reader(Terminal, parts)
                 self._failed_step(e, parts)  # type: ignore[arg-type]
                 return
@@ -584,7 +585,6 @@ class AiSdkEncoder(BracketWriter, Encoder):
         own failed stream (its decoder reads the step end back where it stood)."""
         return (
             e.status == "error"
-            and self._step_open
             and bare(step_end)
             and _plain(step_end)
             and _native_failure(e)

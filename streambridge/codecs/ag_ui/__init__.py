@@ -29,7 +29,7 @@ the chat request, resume entries), ``sniff``, ``rules`` (AG-UI's ordering rules 
 
 from __future__ import annotations
 
-from ..codec import COMMON_NATIVE, Codec
+from ..codec import ARTIFACTS, COMMON_NATIVE, Codec
 from .decoder import AgUiDecoder
 from .encoder import AgUiEncoder
 from .http import HEADERS, SURFACE
@@ -38,7 +38,7 @@ from .sniff import sniff
 
 __all__ = ["CODEC", "AgUiDecoder", "AgUiEncoder"]
 
-_NATIVE = COMMON_NATIVE | {
+_NATIVE = COMMON_NATIVE | ARTIFACTS | {
     "run-start",
     "step-start",
     "step-finish",

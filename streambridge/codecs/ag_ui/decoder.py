@@ -36,6 +36,7 @@ from ...events import (
     ToolInputStart,
     ToolOutput,
 )
+from ..artifacts import PART_NAMES
 from ..decoder import Decoder
 from ..envelope import decode_envelope, decode_known, json_encode, raw_str, split_extra
 from ..errors import FrameProblem
@@ -143,8 +144,22 @@ class AgUiDecoder(Decoder):
         if held is not None and not self.terminated:
             self._push(held, out)
 
+    def _frame(self, frame: Frame, out: list[Event]) -> None:
+        """An invented announcement (``TOOL_CALL_START`` named ``unknown``) waits for the frame
+        after it: its own ``TOOL_CALL_END`` makes it one invented call, anything else lets it out
+        as an invented input start first (with no id of that frame's)."""
+        held = self._held_call
+        if held is not None and frame.data != self._call_end_frame(held.call_id):
+            self._held_call = None
+            self._push(held, out)
+        super()._frame(frame, out)
+
+    @staticmethod
+    def _call_end_frame(call_id: str) -> bytes:
+        return b'{"type":"TOOL_CALL_END","toolCallId":' + json_encode(call_id) + b"}"
+
     def _decode(self, frame: Frame) -> list[Event]:
-        held, self._held_call = self._held_call, None
+        self._held_call = None  # (still held: this frame is its end, so the two are one call)
         try:
             wire: Any = _event_decoder.decode(frame.data)
             extra: dict[str, Raw] = {}
@@ -155,14 +170,9 @@ class AgUiDecoder(Decoder):
             raise FrameProblem(f"one JSON event object with a string type ({exc})") from None
         if wire is None:  # kept whole
             events = [] if kind in _KEEP_CHUNKS else self._end_chunks()
-            events.append(self._unknown(kind, frame))
-        else:
-            events = self._event(wire, extra, frame)
-            if held is not None and type(wire) is ToolCallEndW and wire.tool_call_id == held.call_id and not extra:
-                return events  # START + END with no arguments: the invented announcement alone
-        if held is not None:
-            events.insert(0, held)
-        return events
+            events.append(self._activity(frame) if kind == "ACTIVITY_SNAPSHOT" else self._unknown(kind, frame))
+            return events
+        return self._event(wire, extra, frame)
 
     def _slow(self, frame: Frame) -> tuple[Any, dict[str, Raw], str]:
         """Unknown members, types kept whole, invalid values of known types (malformed)."""
@@ -291,10 +301,25 @@ class AgUiDecoder(Decoder):
                 if type(event) is ToolApprovalRequest or type(event) is Elicitation:
                     self._stops.add(interrupt_id(event))
                 return event
+        if w.name.startswith("streambridge.data-artifact") and not extra:
+            artifact = self._artifact_part(w.name[len("streambridge.") :], {"data": w.value})
+            if artifact is not None:
+                return artifact
         if custom_is_data(w.name, w.value):
             return DataPart(name=w.name, origin=self.codec, data=w.value)
         extra.clear()
         return self._unknown("CUSTOM", frame)  # (kept whole: its value reads otherwise)
+
+    def _activity(self, frame: Frame) -> Event:
+        """An activity that is an artifact's own part (its message id the ref), else kept whole."""
+        members = decode_envelope(frame.data, frame)
+        kind = raw_str(members.get("activityType"))
+        ref, content = members.get("messageId"), members.get("content")
+        if kind in PART_NAMES and ref is not None and content is not None and len(members) == 4:
+            artifact = self._artifact_part(kind, {"id": ref, "data": content})  # type: ignore[arg-type]
+            if artifact is not None:
+                return artifact
+        return self._unknown("ACTIVITY_SNAPSHOT", frame)
 
     def _finished(self, w: RunFinishedW, extra: dict[str, Raw], events: list[Event]) -> Terminal:
         end = Terminal(status="succeeded", result=w.result)

@@ -77,6 +77,8 @@ __all__ = ["DENIED_TEXT", "AgUiEvent", "AgUiEncoder"]
 
 #: what a denied call's ``TOOL_CALL_RESULT`` says (under the denial's carrier)
 DENIED_TEXT = "The tool call was denied."
+#: the CUSTOM name prefix of an artifact refusal that names no artifact (so no activity)
+ARTIFACT_PREFIX = b"streambridge."
 _CARRIER_HEAD = b'{"type":"CUSTOM","name":' + json_encode(CARRIER_NAME) + b',"value":{"name":'
 _KIND = {TextDelta: "text", TextStart: "text", TextEnd: "text"}
 _KIND.update({ReasoningDelta: "reasoning", ReasoningStart: "reasoning", ReasoningEnd: "reasoning"})
@@ -124,6 +126,7 @@ class AgUiEncoder(Encoder):
     # _plain decides about the fields every event has; every frame splices the unknown members back
     writes_everywhere = frozenset({"message_id", "synthetic", "extra"})
     _says_input_start = True
+    artifact_parts = True
 
     def __init__(self, framing: Literal["sse", "ndjson"] | None = None) -> None:
         super().__init__(framing)
@@ -141,6 +144,12 @@ class AgUiEncoder(Encoder):
     # -- frames ---------------------------------------------------------------------------------
 
     def _carrier_payload(self, event: Event, name: bytes, body: bytes) -> bytes:
+        if body.startswith(b'"id":'):  # an artifact's own part: an activity whose message id is the ref
+            ref, data = body[5:].split(b',"data":', 1)
+            head = b'{"type":"ACTIVITY_SNAPSHOT","messageId":' + ref + b',"activityType":' + name
+            return head + b',"content":' + data + b"}"
+        if body.startswith(b'"data":'):  # a refusal without a ref: no activity to replace
+            return b'{"type":"CUSTOM","name":"' + ARTIFACT_PREFIX + name[1:] + b',"value":' + body[7:] + b"}"
         return _CARRIER_HEAD + name + b"," + body + b"}}"
 
     def _frame_of(self, head: bytes, members: dict[str, Raw]) -> bytes:

@@ -39,7 +39,7 @@ from ...events import (
 from ..artifacts import PART_NAMES
 from ..decoder import Decoder
 from ..envelope import decode_envelope, decode_known, json_encode, raw_str, split_extra
-from ..errors import FrameProblem
+from ..errors import FrameProblem, check_utf8
 from ..framing import Frame
 from ..synthetic import read_call
 from .readings import interrupt_id, read_arguments, read_interrupt, read_outcome, read_run_error, read_start, step_name
@@ -129,13 +129,20 @@ class AgUiDecoder(Decoder):
         self._held_call: ToolInputStart | None = None
         self._stops: set[str] = set()  # interrupt ids of the approvals and elicitations said
         self._covered = False
+        self._fault: FrameProblem | None = None  # a bad frame among covered ones
 
     # -- frames ------------------------------------------------------------------------------
 
     def _decode_covered(self, frame: Frame) -> None:
+        """A frame a carrier covers is decoded for the state only, but a bad one is still a bad
+        frame (a whole call's three frames are covered: a fault among them must not vanish)."""
         self._covered = True
         try:
-            super()._decode_covered(frame)
+            if not frame.data.isascii():
+                check_utf8(frame.data)
+            self._decode(frame)
+        except FrameProblem as exc:
+            self._fault = exc
         finally:
             self._covered = False
 
@@ -153,6 +160,9 @@ class AgUiDecoder(Decoder):
             self._held_call = None
             self._push(held, out)
         super()._frame(frame, out)
+        fault, self._fault = self._fault, None
+        if fault is not None:
+            self._bad_frame(frame, str(fault), out, fault.kind)
 
     @staticmethod
     def _call_end_frame(call_id: str) -> bytes:

@@ -71,6 +71,7 @@ from .wire import (
     ToolCallEndW,
     ToolCallResultW,
     ToolCallStartW,
+    kept,
 )
 
 __all__ = ["AgUiDecoder", "custom_is_data", "whole_event"]
@@ -274,14 +275,14 @@ class AgUiDecoder(Decoder):
                 return None
         e: Event = TextStart(part_id=w.message_id) if kind == "text" else ReasoningStart(part_id=w.message_id)
         if role != _ROLES[kind]:
-            e.extra = {"role": Raw(json_encode(role))}
+            e.extra = {kept("role"): Raw(json_encode(role))}
         return e
 
     def _call_start(self, call_id: str, name: str, parent: str | None | Any, extra: dict[str, Raw]) -> Event | None:
         self._open[call_id] = _Call(name)
         e = read_call(ToolInputStart(call_id=call_id, name=name))
         if isinstance(parent, str):
-            e.extra = {"parentMessageId": Raw(json_encode(parent))}
+            e.extra = {kept("parentMessageId"): Raw(json_encode(parent))}
         elif e.synthetic and not extra and not self._covered:
             self._held_call = e  # START + END with nothing between: an invented announcement
             return None
@@ -298,7 +299,7 @@ class AgUiDecoder(Decoder):
         if w.message_id == f"{PREFIX}result-{self._counts['result'] + 1}":
             self._counts["result"] += 1
         else:
-            e.extra = {"messageId": Raw(json_encode(w.message_id))}
+            e.extra = {kept("messageId"): Raw(json_encode(w.message_id))}
         return e
 
     def _custom(self, w: CustomW, extra: dict[str, Raw], frame: Frame) -> Event:
@@ -335,7 +336,7 @@ class AgUiDecoder(Decoder):
         end = Terminal(status="succeeded", result=w.result)
         said: dict[str, Raw] = {}
         if self._ids != (w.thread_id, w.run_id):
-            said = {"threadId": Raw(json_encode(w.thread_id)), "runId": Raw(json_encode(w.run_id))}
+            said = {kept("threadId"): Raw(json_encode(w.thread_id)), kept("runId"): Raw(json_encode(w.run_id))}
         outcome = w.outcome
         if isinstance(outcome, Raw) and bytes(outcome) != b"null":  # (null tolerated as absent)
             kind, interrupts, exact = read_outcome(outcome)
@@ -349,7 +350,7 @@ class AgUiDecoder(Decoder):
                         self._stops.add(stop_id)
                         events.append(stop)
             if not exact:  # a success outcome, a newer one, or one written otherwise: kept as received
-                said["outcome"] = outcome
+                said[kept("outcome")] = outcome
         if said:
             end.extra = said
         return end
@@ -405,13 +406,13 @@ class AgUiDecoder(Decoder):
             self._open[item_id] = _Call(w.tool_call_name)
             e = ToolInputStart(call_id=item_id, name=w.tool_call_name)
             if isinstance(w.parent_message_id, str):
-                e.extra = {"parentMessageId": Raw(json_encode(w.parent_message_id))}
+                e.extra = {kept("parentMessageId"): Raw(json_encode(w.parent_message_id))}
         elif lane == "text":
             role = w.role if w.role is not UNSET else "assistant"
             self._chunk_role["text"] = role
             e = TextStart(part_id=item_id)
             if role != "assistant":
-                e.extra = {"role": Raw(json_encode(role))}
+                e.extra = {kept("role"): Raw(json_encode(role))}
         else:
             e = ReasoningStart(part_id=item_id)
         if extra:
@@ -427,5 +428,5 @@ class AgUiDecoder(Decoder):
 
 
 def _named(e: Event, name: str) -> Event:
-    e.extra = {"stepName": Raw(json_encode(name))}
+    e.extra = {kept("stepName"): Raw(json_encode(name))}
     return e

@@ -71,7 +71,7 @@ from .readings import (
     read_start,
     step_name,
 )
-from .wire import CARRIER_NAME, PREFIX
+from .wire import CARRIER_NAME, PREFIX, kept
 
 __all__ = ["DENIED_TEXT", "AgUiEvent", "AgUiEncoder"]
 
@@ -113,7 +113,7 @@ class _Split:
 
     def __init__(self, event: Event, *names: str) -> None:
         rest = dict(event.extra) if event.extra is not UNSET else {}
-        self.taken = {name: rest.pop(name) for name in names if name in rest}
+        self.taken = {name: rest.pop(kept(name)) for name in names if kept(name) in rest}
         self.rest = rest
 
     def get(self, name: str) -> bytes | None:

@@ -193,7 +193,7 @@ def build_request(req: ChatRequest) -> bytes:
 
 class _Finished(Struct, gc=False):
     type: str
-    outcome: Raw | None = None
+    outcome: Raw | UnsetType = UNSET
 
 
 _finished_decoder = msgspec.json.Decoder(_Finished)
@@ -213,7 +213,7 @@ def asked_interrupts(stream: bytes) -> list[str]:
             finished = _finished_decoder.decode(frame.data)
         except (msgspec.DecodeError, msgspec.ValidationError):
             continue
-        if finished.type != "RUN_FINISHED" or finished.outcome is None:
+        if finished.type != "RUN_FINISHED" or finished.outcome is UNSET:
             continue
         kind, interrupts, _ = read_outcome(finished.outcome)
         ids = []  # (a later run's outcome is the one to answer)

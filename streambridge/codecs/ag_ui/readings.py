@@ -14,7 +14,7 @@ from ...events import Elicitation, Event, Failure, RunStart, RunStatus, ToolAppr
 from ..envelope import json_object, parse_arguments
 from ..synthetic import is_derived, read_call
 from ..terminals import STATUS_CODES, canonical_failure, status_for_code
-from .wire import PREFIX
+from .wire import KEPT, PREFIX
 
 __all__ = [
     "APPROVAL_REASON",
@@ -112,7 +112,7 @@ def interrupt_of(event: ToolApprovalRequest | Elicitation) -> bytes:
 
 
 def _interrupt(event: ToolApprovalRequest | Elicitation) -> tuple[str, bytes]:
-    kept = event.extra.get("interrupt") if event.extra is not UNSET else None
+    kept = event.extra.get(KEPT + "interrupt") if event.extra is not UNSET else None
     if type(event) is Elicitation:
         request = json_object(bytes(event.request)) or {}
         if kept is None and isinstance(request.get("id"), str) and isinstance(request.get("reason"), str):
@@ -154,13 +154,13 @@ def read_interrupt(raw: Raw) -> Event:
     if w is not None and w.reason == APPROVAL_REASON and w.tool_call_id is not UNSET:
         event = ToolApprovalRequest(call_id=w.tool_call_id, reason=w.message, expires_at=w.expires_at)
         if interrupt_of(event) != bytes(raw):
-            event.extra = {"interrupt": raw}
+            event.extra = {KEPT + "interrupt": raw}
         return event
     obj = json_object(bytes(raw)) or {}
     call = obj.get("toolCallId", obj.get("id"))
     elicitation = Elicitation(call_id=call if isinstance(call, str) else "", request=raw)
     if interrupt_of(elicitation) != bytes(raw):
-        elicitation.extra = {"interrupt": raw}
+        elicitation.extra = {KEPT + "interrupt": raw}
     return elicitation
 
 

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from ..codec import RuleContext, Rules
 from ..envelope import json_object
 from ..framing import Frame
-from .wire import EVENT_TYPES
+from .wire import EVENT_TYPES, kept
 
 __all__ = ["AgUiRules"]
 
@@ -20,8 +20,9 @@ __all__ = ["AgUiRules"]
 _LANES = {"TEXT_MESSAGE": "messageId", "TOOL_CALL": "toolCallId", "REASONING_MESSAGE": "messageId"}
 #: members the decoder keeps with an event on purpose (AG-UI fields the model has no place for)
 _KEPT = frozenset(
-    {"timestamp", "rawEvent", "metadata", "role", "name", "messageId", "parentMessageId", "stepName"}
-    | {"threadId", "runId", "outcome", "usage", "parentRunId", "input", "protocolVersion", "interrupt"}
+    {"timestamp", "rawEvent", "metadata", "name", "usage", "parentRunId", "input", "protocolVersion", "role"}
+    | {kept(m) for m in ("role", "messageId", "parentMessageId", "stepName", "threadId", "runId", "outcome")}
+    | {kept("interrupt")}
 )
 
 

@@ -11,12 +11,23 @@ from __future__ import annotations
 
 from msgspec import UNSET, Raw, Struct, UnsetType
 
-__all__ = ["CARRIER_NAME", "EVENTS", "FIELDS", "KEPT_WHOLE", "PREFIX", "AgUiEvent"]
+__all__ = ["CARRIER_NAME", "EVENTS", "FIELDS", "KEPT", "KEPT_WHOLE", "PREFIX", "AgUiEvent", "kept"]
 
 _W = {"kw_only": True, "omit_defaults": True, "rename": "camel", "forbid_unknown_fields": True, "gc": False}
 
 #: the id prefix of what an encoder invents (text and reasoning messages, result messages, steps)
 PREFIX = "sb-"
+#: the prefix of the unknown-field keys under which the decoder keeps AG-UI members the model has
+#: no field for (a result's ``messageId``, a step's ``stepName``, a start's ``role``…): written back
+#: in place by this codec, spliced by others under a name that no protocol's field has
+KEPT = "ag-ui."
+
+
+def kept(member: str) -> str:
+    """The unknown-field key of an AG-UI member kept with its event."""
+    return KEPT + member
+
+
 #: the ``CUSTOM`` name of streambridge's carriers (vendor-prefixed, as the spec asks)
 CARRIER_NAME = "streambridge.carrier"
 

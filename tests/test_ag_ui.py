@@ -46,7 +46,9 @@ from .corpus import CODECS, SCENARIOS, canonical, convert, decode, encode, golde
 
 
 def sse(*events: dict[str, Any]) -> bytes:
-    return b"".join(b"data: " + json.dumps(e, separators=(",", ":"), ensure_ascii=False).encode() + b"\n\n" for e in events)
+    return b"".join(
+        b"data: " + json.dumps(e, separators=(",", ":"), ensure_ascii=False).encode() + b"\n\n" for e in events
+    )
 
 
 def frames(data: bytes) -> list[dict[str, Any]]:
@@ -164,7 +166,10 @@ def test_a_failed_run_needs_nothing_closed() -> None:
 
 
 def test_deltas_and_outcomes_of_calls_never_announced_get_an_invented_announcement() -> None:
-    out = encode("ag-ui", [START, ToolInputDelta(call_id="c1", delta="{}"), ToolOutput(call_id="c2", output=Raw(b'"x"')), Terminal()])
+    out = encode(
+        "ag-ui",
+        [START, ToolInputDelta(call_id="c1", delta="{}"), ToolOutput(call_id="c2", output=Raw(b'"x"')), Terminal()],
+    )
     verify_events(out)
     assert [f for f in frames(out) if f["type"] == "TOOL_CALL_START"] == [
         {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "unknown"},
@@ -263,7 +268,9 @@ def test_a_real_stream_decodes_to_its_meaning_and_comes_back_byte_for_byte() -> 
             ToolInputDelta(call_id="c1", delta='{"q":'),
             ToolInputDelta(call_id="c1", delta="1}"),
             ToolCall(call_id="c1", name="search", input=Raw(b'{"q":1}')),
-            ToolOutput(call_id="c1", output=Raw(b'"found"'), extra={"ag-ui.messageId": Raw(b'"tm1"'), "role": Raw(b'"tool"')}),
+            ToolOutput(
+                call_id="c1", output=Raw(b'"found"'), extra={"ag-ui.messageId": Raw(b'"tm1"'), "role": Raw(b'"tool"')}
+            ),
             StepFinish(),
             Terminal(result=Raw(b'{"ok":true}'), text="Hi"),
         ]
@@ -297,7 +304,12 @@ KEPT_WHOLE = [
     },
     {"type": "MESSAGES_SNAPSHOT", "messages": [{"id": "u1", "role": "user", "content": "Hi"}]},
     {"type": "ACTIVITY_SNAPSHOT", "messageId": "a1", "activityType": "PLAN", "content": {"steps": ["a"]}},
-    {"type": "ACTIVITY_DELTA", "messageId": "a1", "activityType": "PLAN", "patch": [{"op": "add", "path": "/steps/-", "value": "b"}]},
+    {
+        "type": "ACTIVITY_DELTA",
+        "messageId": "a1",
+        "activityType": "PLAN",
+        "patch": [{"op": "add", "path": "/steps/-", "value": "b"}],
+    },
     {"type": "SUBAGENT_STARTED", "subagentRunId": "s1", "name": "researcher", "parentToolCallId": "c9"},
     {"type": "SUBAGENT_FINISHED", "subagentRunId": "s1", "outcome": {"type": "success"}},
     {"type": "SUBAGENT_ERROR", "subagentRunId": "s2", "message": "lost", "code": "x"},
@@ -395,7 +407,10 @@ def test_thinking_events_of_0x_are_read_as_reasoning() -> None:
     out = encode("ag-ui", events)
     assert types(out)[2:5] == ["REASONING_MESSAGE_START", "REASONING_MESSAGE_CONTENT", "REASONING_MESSAGE_END"]
     assert b'{"type":"THINKING_START","title":"Plan"}' in out  # the span as it came
-    assert "".join(e.text for e in decode("nest", convert("ag-ui", "nest", data)) if isinstance(e, ReasoningDelta)) == "first"
+    assert (
+        "".join(e.text for e in decode("nest", convert("ag-ui", "nest", data)) if isinstance(e, ReasoningDelta))
+        == "first"
+    )
 
 
 def test_nulls_are_tolerated_on_the_three_fields_of_the_fixture_and_written_as_absent() -> None:
@@ -468,7 +483,15 @@ def test_an_approval_settled_in_the_run_is_no_interrupt() -> None:
 
 def test_an_elicitation_still_waiting_is_an_interrupt_with_its_request() -> None:
     request = b'{"message":"Which day?","questions":[{"id":"d"}]}'
-    out = encode("ag-ui", [START, ToolCall(call_id="c2", name="ask", input=Raw(b"{}")), Elicitation(call_id="c2", request=Raw(request)), Terminal()])
+    out = encode(
+        "ag-ui",
+        [
+            START,
+            ToolCall(call_id="c2", name="ask", input=Raw(b"{}")),
+            Elicitation(call_id="c2", request=Raw(request)),
+            Terminal(),
+        ],
+    )
     (interrupt,) = frames(out)[-1]["outcome"]["interrupts"]
     assert interrupt == {
         "id": "elicitation-c2",
@@ -512,12 +535,26 @@ def test_cancelled_is_an_outcome_not_an_error() -> None:
     [
         ("error", None, {"type": "RUN_ERROR", "message": "The run failed.", "code": "run_failed"}),
         ("error", Failure(status="error", message="Quota"), {"type": "RUN_ERROR", "message": "Quota"}),
-        ("blocked", Failure(status="blocked", message="Filtered", code="content_filter"), {"type": "RUN_ERROR", "message": "Filtered", "code": "content_filter"}),
+        (
+            "blocked",
+            Failure(status="blocked", message="Filtered", code="content_filter"),
+            {"type": "RUN_ERROR", "message": "Filtered", "code": "content_filter"},
+        ),
         ("refused", None, {"type": "RUN_ERROR", "message": "The model declined to answer.", "code": "refused"}),
-        ("notProvisioned", None, {"type": "RUN_ERROR", "message": "The assistant is not set up in this environment.", "code": "not_provisioned"}),
+        (
+            "notProvisioned",
+            None,
+            {
+                "type": "RUN_ERROR",
+                "message": "The assistant is not set up in this environment.",
+                "code": "not_provisioned",
+            },
+        ),
     ],
 )
-def test_failures_are_run_errors_whose_code_says_the_status(status: str, failure: Failure | None, frame: dict[str, str]) -> None:
+def test_failures_are_run_errors_whose_code_says_the_status(
+    status: str, failure: Failure | None, frame: dict[str, str]
+) -> None:
     end = Terminal(status=status, failure=failure if failure is not None else UNSET)  # type: ignore[arg-type]
     out = encode("ag-ui", [START, end])
     assert frames(out)[-1] == frame and b"streambridge.carrier" not in out
@@ -566,7 +603,10 @@ BODY = {
 def test_run_agent_input_parses_into_a_chat_request() -> None:
     req = parse_request(json.dumps(BODY).encode())
     assert req.text == "Refund this" and req.thread_id == "thr-9"
-    assert [(h.role, h.text, h.id) for h in req.history] == [("user", "Hello", "u1"), ("assistant", "Hi, how can I help?", "a1")]
+    assert [(h.role, h.text, h.id) for h in req.history] == [
+        ("user", "Hello", "u1"),
+        ("assistant", "Hi, how can I help?", "a1"),
+    ]
     assert [(a.media_type, a.url, a.name) for a in req.attachments] == [("image/png", "https://x.test/r.png", "r.png")]
     assert req.context == {k: BODY[k] for k in ("state", "forwardedProps", "tools", "context")}
     assert req.resume == [ResumeEntry(interrupt_id="approval-c1", status="resolved", payload={"approved": True})]

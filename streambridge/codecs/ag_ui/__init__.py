@@ -38,17 +38,21 @@ from .sniff import sniff
 
 __all__ = ["CODEC", "AgUiDecoder", "AgUiEncoder"]
 
-_NATIVE = COMMON_NATIVE | ARTIFACTS | {
-    "run-start",
-    "step-start",
-    "step-finish",
-    "text-start",
-    "text-end",
-    "reasoning-start",
-    "reasoning-end",
-    "tool-input-start",
-    "tool-input-delta",
-}
+_NATIVE = (
+    COMMON_NATIVE
+    | ARTIFACTS
+    | {
+        "run-start",
+        "step-start",
+        "step-finish",
+        "text-start",
+        "text-end",
+        "reasoning-start",
+        "reasoning-end",
+        "tool-input-start",
+        "tool-input-delta",
+    }
+)
 
 CODEC = Codec(
     "ag-ui",

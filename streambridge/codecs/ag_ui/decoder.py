@@ -78,8 +78,10 @@ __all__ = ["AgUiDecoder", "custom_is_data", "whole_event"]
 
 _event_decoder = msgspec.json.Decoder(AgUiEvent)
 #: events that do not end the items chunks opened (AG-UI 1.0 §4.3)
-_KEEP_CHUNKS = frozenset({"RAW", "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA", "REASONING_ENCRYPTED_VALUE", "SUBAGENT_STARTED"})
-_CHUNKS = {TextMessageChunkW: "text", ReasoningMessageChunkW: "reasoning", ToolCallChunkW: "tool"}
+_KEEP_CHUNKS = frozenset(
+    {"RAW", "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA", "REASONING_ENCRYPTED_VALUE", "SUBAGENT_STARTED"}
+)
+_CHUNKS: dict[type, str] = {TextMessageChunkW: "text", ReasoningMessageChunkW: "reasoning", ToolCallChunkW: "tool"}
 _ROLES = {"text": "assistant", "reasoning": "reasoning"}
 
 
@@ -218,7 +220,9 @@ class AgUiDecoder(Decoder):
         if t is TextMessageContentW or t is ReasoningMessageContentW:
             kind = "text" if t is TextMessageContentW else "reasoning"
             part = UNSET if w.message_id == self._invented[kind] else w.message_id
-            return TextDelta(text=w.delta, part_id=part) if kind == "text" else ReasoningDelta(text=w.delta, part_id=part)
+            return (
+                TextDelta(text=w.delta, part_id=part) if kind == "text" else ReasoningDelta(text=w.delta, part_id=part)
+            )
         if t is TextMessageStartW or t is ReasoningMessageStartW:
             return self._part_start("text" if t is TextMessageStartW else "reasoning", w, extra)
         if t is TextMessageEndW or t is ReasoningMessageEndW:
@@ -268,17 +272,17 @@ class AgUiDecoder(Decoder):
 
     def _part_start(self, kind: str, w: Any, extra: dict[str, Raw]) -> Event | None:
         role = w.role if w.role is not UNSET else _ROLES[kind]
-        if not extra and role == _ROLES[kind] and w.message_id == f"{PREFIX}{kind}-{self._counts[kind] + 1}":
-            if w.role is not UNSET:  # (an invented start always says its role)
-                self._counts[kind] += 1
-                self._invented[kind] = w.message_id
-                return None
+        invented = f"{PREFIX}{kind}-{self._counts[kind] + 1}"
+        if not extra and w.role == _ROLES[kind] and w.message_id == invented:  # (an invented start says its role)
+            self._counts[kind] += 1
+            self._invented[kind] = w.message_id
+            return None
         e: Event = TextStart(part_id=w.message_id) if kind == "text" else ReasoningStart(part_id=w.message_id)
         if role != _ROLES[kind]:
             e.extra = {kept("role"): Raw(json_encode(role))}
         return e
 
-    def _call_start(self, call_id: str, name: str, parent: str | None | Any, extra: dict[str, Raw]) -> Event | None:
+    def _call_start(self, call_id: str, name: str, parent: str | Any | None, extra: dict[str, Raw]) -> Event | None:
         self._open[call_id] = _Call(name)
         e = read_call(ToolInputStart(call_id=call_id, name=name))
         if isinstance(parent, str):
@@ -327,7 +331,7 @@ class AgUiDecoder(Decoder):
         kind = raw_str(members.get("activityType"))
         ref, content = members.get("messageId"), members.get("content")
         if kind in PART_NAMES and ref is not None and content is not None and len(members) == 4:
-            artifact = self._artifact_part(kind, {"id": ref, "data": content})  # type: ignore[arg-type]
+            artifact = self._artifact_part(kind, {"id": ref, "data": content})
             if artifact is not None:
                 return artifact
         return self._unknown("ACTIVITY_SNAPSHOT", frame)
@@ -416,7 +420,7 @@ class AgUiDecoder(Decoder):
         else:
             e = ReasoningStart(part_id=item_id)
         if extra:
-            e.extra = {**(e.extra or {}), **extra}  # type: ignore[dict-item]
+            e.extra = {**(e.extra if e.extra is not UNSET else {}), **extra}
         return e
 
     def _same_opener(self, lane: str, w: Any) -> None:

@@ -64,8 +64,8 @@ from .readings import (
     interrupt_id,
     interrupt_of,
     outcome_of,
-    read_interrupt,
     read_arguments,
+    read_interrupt,
     read_outcome,
     read_run_error,
     read_start,
@@ -73,7 +73,7 @@ from .readings import (
 )
 from .wire import CARRIER_NAME, PREFIX, kept
 
-__all__ = ["DENIED_TEXT", "AgUiEvent", "AgUiEncoder"]
+__all__ = ["DENIED_TEXT", "AgUiEncoder", "AgUiEvent"]
 
 #: what a denied call's ``TOOL_CALL_RESULT`` says (under the denial's carrier)
 DENIED_TEXT = "The tool call was denied."
@@ -86,7 +86,16 @@ _ROLES = {"text": b"assistant", "reasoning": b"reasoning"}
 _TYPES = {"text": b"TEXT_MESSAGE", "reasoning": b"REASONING_MESSAGE"}
 #: events before which the invented text and reasoning messages are closed
 _TOOLISH = frozenset(
-    (ToolInputStart, ToolInputDelta, ToolCall, ToolApprovalRequest, ToolApprovalSettled, ToolOutput, ToolError, ToolDenied)
+    (
+        ToolInputStart,
+        ToolInputDelta,
+        ToolCall,
+        ToolApprovalRequest,
+        ToolApprovalSettled,
+        ToolOutput,
+        ToolError,
+        ToolDenied,
+    )
 )
 #: outcomes that settle a call's waiting approval or elicitation
 _SETTLES = (ToolApprovalSettled, ToolOutput, ToolError, ToolDenied)
@@ -295,7 +304,9 @@ class AgUiEncoder(Encoder):
         self._real[kind].append(e.part_id)
         role = split.get("role")
         payload = self._frame_of(self._start_frame(kind, e.part_id, role)[:-1], split.rest)
-        self._put(parts, e, [payload], _plain(e) and role != b'"' + _ROLES[kind] + b'"')  # (the default reads as unsaid)
+        self._put(
+            parts, e, [payload], _plain(e) and role != b'"' + _ROLES[kind] + b'"'
+        )  # (the default reads as unsaid)
 
     @handles(TextEnd, ReasoningEnd, writes=("part_id",))
     def _end(self, e: TextEnd | ReasoningEnd, parts: list[bytes]) -> None:
@@ -321,11 +332,15 @@ class AgUiEncoder(Encoder):
     # -- tools ----------------------------------------------------------------------------------
 
     def _call_start(self, call_id: str, name: str, parent: bytes | None = None) -> bytes:
-        head = b'{"type":"TOOL_CALL_START","toolCallId":' + json_encode(call_id) + b',"toolCallName":' + json_encode(name)
+        head = (
+            b'{"type":"TOOL_CALL_START","toolCallId":' + json_encode(call_id) + b',"toolCallName":' + json_encode(name)
+        )
         return head + (b',"parentMessageId":' + parent if parent is not None else b"") + b"}"
 
     def _call_args(self, call_id: str, delta: str) -> bytes:
-        return b'{"type":"TOOL_CALL_ARGS","toolCallId":' + json_encode(call_id) + b',"delta":' + json_encode(delta) + b"}"
+        return (
+            b'{"type":"TOOL_CALL_ARGS","toolCallId":' + json_encode(call_id) + b',"delta":' + json_encode(delta) + b"}"
+        )
 
     def _call_end(self, call_id: str) -> bytes:
         return b'{"type":"TOOL_CALL_END","toolCallId":' + json_encode(call_id) + b"}"
@@ -339,7 +354,9 @@ class AgUiEncoder(Encoder):
         split = _Split(e, "parentMessageId")
         payload = self._frame_of(self._call_start(e.call_id, e.name, split.get("parentMessageId"))[:-1], split.rest)
         probe = read_call(ToolInputStart(call_id=e.call_id, name=e.name))
-        self._put(parts, e, [payload], probe == _bare(msgspec.structs.replace(e, extra=UNSET)) and e.message_id is UNSET)
+        self._put(
+            parts, e, [payload], probe == _bare(msgspec.structs.replace(e, extra=UNSET)) and e.message_id is UNSET
+        )
 
     @handles(ToolInputDelta, writes=("call_id", "delta"))
     def _input_delta(self, e: ToolInputDelta, parts: list[bytes]) -> None:
@@ -523,7 +540,6 @@ class AgUiEncoder(Encoder):
         if outcome is not None:
             head += b',"outcome":' + outcome
         return self._frame_of(head, split.rest), ok
-
 
     def _reads_back(self, outcome: bytes, status: str) -> bool:
         """Whether a kept outcome is read back as kept, for a terminal of this status: one the

@@ -57,7 +57,7 @@ class InputPart(Struct, **WIRE):
 class Message(Struct, **WIRE):
     id: str
     role: str
-    content: str | list[InputPart] | None | UnsetType = UNSET
+    content: str | list[InputPart] | UnsetType | None = UNSET
 
 
 class ResumeW(Struct, **WIRE):
@@ -78,7 +78,7 @@ class RunAgentInput(Struct, **WIRE):
     resume: list[ResumeW] | UnsetType = UNSET
 
 
-def _text(content: str | list[InputPart] | None | UnsetType) -> str:
+def _text(content: str | list[InputPart] | UnsetType | None) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -86,7 +86,7 @@ def _text(content: str | list[InputPart] | None | UnsetType) -> str:
     return ""
 
 
-def _attachments(content: str | list[InputPart] | None | UnsetType) -> list[Attachment]:
+def _attachments(content: str | list[InputPart] | UnsetType | None) -> list[Attachment]:
     if not isinstance(content, list):
         return []
     return [
@@ -146,9 +146,7 @@ def _digest(*parts: str) -> str:
 
 
 def build_request(req: ChatRequest) -> bytes:
-    messages = [
-        Message(id=h.id or f"msg-{i}", role=h.role, content=h.text) for i, h in enumerate(req.history, start=1)
-    ]
+    messages = [Message(id=h.id or f"msg-{i}", role=h.role, content=h.text) for i, h in enumerate(req.history, start=1)]
     if req.text or req.attachments or not req.resume:
         parts: list[InputPart] = [InputPart(type="text", text=req.text)]
         for a in req.attachments:
@@ -157,7 +155,11 @@ def build_request(req: ChatRequest) -> bytes:
                 continue
             parts.append(
                 InputPart(
-                    type="binary", mime_type=a.media_type, url=or_unset(a.url), data=or_unset(a.data), filename=a.name or UNSET
+                    type="binary",
+                    mime_type=a.media_type,
+                    url=or_unset(a.url),
+                    data=or_unset(a.data),
+                    filename=a.name or UNSET,
                 )
             )
         content: str | list[InputPart] = parts if len(parts) > 1 else req.text
@@ -183,7 +185,9 @@ def build_request(req: ChatRequest) -> bytes:
         run_id=run,
         messages=messages,
         tools=[Raw(msgspec.json.encode(t)) for t in own["tools"]] if isinstance(own.get("tools"), list) else UNSET,
-        context=[Raw(msgspec.json.encode(c)) for c in own["context"]] if isinstance(own.get("context"), list) else UNSET,
+        context=[Raw(msgspec.json.encode(c)) for c in own["context"]]
+        if isinstance(own.get("context"), list)
+        else UNSET,
         state=own.get("state", UNSET),
         forwarded_props=forwarded,
         resume=resume or UNSET,

@@ -113,7 +113,7 @@ def interrupt_of(event: ToolApprovalRequest | Elicitation) -> bytes:
 
 def _interrupt(event: ToolApprovalRequest | Elicitation) -> tuple[str, bytes]:
     kept = event.extra.get(KEPT + "interrupt") if event.extra is not UNSET else None
-    if type(event) is Elicitation:
+    if isinstance(event, Elicitation):
         request = json_object(bytes(event.request)) or {}
         if kept is None and isinstance(request.get("id"), str) and isinstance(request.get("reason"), str):
             return request["id"], bytes(event.request)  # an AG-UI interrupt, read whole

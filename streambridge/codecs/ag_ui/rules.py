@@ -132,7 +132,9 @@ class AgUiRules(Rules):
             self._steps.discard(name)
 
     def _finished(self, event: dict[str, Any]) -> None:
-        left = [f"{lane.lower().replace('_', ' ')} {i!r}" for lane, ids in self._open.items() for i in sorted(map(str, ids))]
+        left = [
+            f"{lane.lower().replace('_', ' ')} {i!r}" for lane, ids in self._open.items() for i in sorted(map(str, ids))
+        ]
         left += [f"step {s!r}" for s in sorted(map(str, self._steps))]
         if left:
             self.check.add("AGUI007", f"RUN_FINISHED with {', '.join(left)} open")

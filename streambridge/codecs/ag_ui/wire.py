@@ -85,7 +85,7 @@ class TextMessageChunkW(_E, tag="TEXT_MESSAGE_CHUNK"):
 class ToolCallStartW(_E, tag="TOOL_CALL_START"):
     tool_call_id: str
     tool_call_name: str
-    parent_message_id: str | None | UnsetType = UNSET  # null tolerated as absent
+    parent_message_id: str | UnsetType | None = UNSET  # null tolerated as absent
 
 
 class ToolCallArgsW(_E, tag="TOOL_CALL_ARGS"):
@@ -100,7 +100,7 @@ class ToolCallEndW(_E, tag="TOOL_CALL_END"):
 class ToolCallChunkW(_E, tag="TOOL_CALL_CHUNK"):
     tool_call_id: str | UnsetType = UNSET
     tool_call_name: str | UnsetType = UNSET
-    parent_message_id: str | None | UnsetType = UNSET  # null tolerated as absent
+    parent_message_id: str | UnsetType | None = UNSET  # null tolerated as absent
     delta: str | UnsetType = UNSET
 
 
@@ -171,8 +171,10 @@ AgUiEvent = (
     | ThinkingTextMessageEndW
     | CustomW
 )
-EVENTS: dict[str, type[_E]] = {c.__struct_config__.tag: c for c in AgUiEvent.__args__}  # type: ignore[misc]
-FIELDS: dict[str, frozenset[str]] = {kind: frozenset(("type", *cls.__struct_encode_fields__)) for kind, cls in EVENTS.items()}
+EVENTS: dict[str, type[_E]] = {c.__struct_config__.tag: c for c in AgUiEvent.__args__}
+FIELDS: dict[str, frozenset[str]] = {
+    kind: frozenset(("type", *cls.__struct_encode_fields__)) for kind, cls in EVENTS.items()
+}
 #: AG-UI events with no meaning in streambridge's model: decoded as data parts holding the whole
 #: event, written back byte for byte (other protocols carry them)
 KEPT_WHOLE = frozenset(

@@ -375,8 +375,9 @@ class AgUiEncoder(Encoder):
         (argument text that is JSON reads back as the input); a carried call is carried in that
         spelling, so it comes back the same whichever way it went."""
         call_id = e.call_id
+        _, _, carried = input_of(e, False)
         if call_id in self._closed:
-            self._carry_only(e, parts)
+            self._carry_only(carried, parts)
             return
         rest = e.extra if e.extra is not UNSET else {}
         end = self._frame_of(self._call_end(call_id)[:-1], rest)
@@ -385,7 +386,6 @@ class AgUiEncoder(Encoder):
         if invented_call(e) and streamed is None:
             self._put(parts, e, [self._call_start(call_id, e.name), end], True)
             return
-        _, _, carried = input_of(e, False)
         if streamed is not None:
             probe = read_arguments(call_id, streamed[0], "".join(streamed[1]))
             self._put(parts, carried, [end], e.message_id is UNSET and probe == _bare(carried))

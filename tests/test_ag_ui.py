@@ -696,3 +696,11 @@ def test_the_codec_is_registered_after_the_ai_sdk_codecs() -> None:
     names = list(CODECS)
     assert names.index("ag-ui") > names.index("ai-sdk@5")
     assert msgspec.json.decode(golden("plain-text", "ag-ui").split(b"\n", 1)[0][6:])["type"] == "RUN_STARTED"
+
+
+def test_a_terminals_sse_id_stays_on_its_own_frame_after_invented_ends() -> None:
+    """The ends of invented messages read back as nothing: an id on one of them would be lost."""
+    events = [START, TextDelta(text="a"), ReasoningDelta(text="b"), Terminal(event_id="7")]
+    out = encode("ag-ui", events)
+    assert b'id: 7\ndata: {"type":"RUN_FINISHED"' in out
+    assert decode("ag-ui", out)[-1].event_id == "7"

@@ -478,6 +478,9 @@ class AgUiEncoder(Encoder):
         """``RUN_FINISHED`` (success, the interrupts still waiting, or cancelled) after closing
         everything open; ``RUN_ERROR {message, code}`` for a failure."""
         ends: list[Payload] = [end for kind in ("text", "reasoning") if (end := self._invented_end(kind)) is not None]
+        if not self._covered:  # (else they follow the answer that came whole, under its carrier)
+            parts.extend(self._emit(end, "") for end in ends)  # type: ignore[arg-type]  # (bytes: made here)
+            ends = []  # not the terminal's frames: its id goes on its own
         native = (
             _plain(e)
             and (e.text is UNSET or e.text == self._assembled())

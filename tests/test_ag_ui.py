@@ -466,7 +466,17 @@ def test_an_approval_still_waiting_at_the_end_is_an_interrupt() -> None:
         ],
     }
     assert asked_interrupts(out) == ["approval-c1"]
+    assert b"data-tool-approval-request" not in out  # right before the end, the interrupt says it all
     assert canonical(decode("ag-ui", out)) == canonical([*events[:-1], Terminal(text="")])
+
+
+def test_an_approval_with_something_after_it_is_carried_where_it_happened() -> None:
+    events = [START, ToolCall(call_id="c1", name="refund", input=Raw(b"{}")), ToolApprovalRequest(call_id="c1")]
+    events += [TextDelta(text="Waiting for you."), Terminal()]
+    out = encode("ag-ui", events)
+    carried = [f["value"]["name"] for f in frames(out) if f["type"] == "CUSTOM"]
+    assert "data-tool-approval-request" in carried and asked_interrupts(out) == ["approval-c1"]
+    assert canonical(decode("ag-ui", out)) == canonical([*events[:-1], Terminal(text="Waiting for you.")])
 
 
 def test_an_approval_settled_in_the_run_is_no_interrupt() -> None:
@@ -516,6 +526,7 @@ def test_interrupts_of_a_real_stream_become_events_and_come_back_as_they_were() 
     assert events[1].call_id == "c1" and events[1].reason == "OK?" and events[3].status == "succeeded"
     assert json.loads(bytes(events[2].request)) == outcome["interrupts"][1]
     assert asked_interrupts(data) == ["int-1", "int-2"]
+    assert encode("ag-ui", events) == data  # the outcome alone says them: no carriers
     for via in ("nest", "ai-sdk", "agentkit"):
         back = convert(via, "ag-ui", convert("ag-ui", via, data))
         assert frames(back)[-1]["outcome"] == outcome, via

@@ -51,6 +51,7 @@ from ...events import (
     ToolInputDelta,
     ToolInputStart,
     ToolOutput,
+    encode_event,
 )
 from ..carrier import Payload
 from ..encoder import Encoder, handles
@@ -149,6 +150,7 @@ class AgUiEncoder(Encoder):
         self._stops: dict[str, bytes] = {}  # waiting approvals and elicitations: interrupt id → interrupt
         self._stop_calls: dict[str, list[str]] = {}  # call id → its waiting interrupt ids
         self._said_stops: set[str] = set()  # every interrupt id an event said
+        self._waiting: list[ToolApprovalRequest | Elicitation] = []  # said by the outcome alone, if it comes next
 
     # -- frames ---------------------------------------------------------------------------------
 
@@ -437,13 +439,60 @@ class AgUiEncoder(Encoder):
     @handles(ToolApprovalRequest, Elicitation, writes=())
     def _stop(self, e: ToolApprovalRequest | Elicitation, parts: list[bytes]) -> None:
         """Said by its carrier where it happens; still waiting when the run ends, it is an
-        interrupt of ``RUN_FINISHED``'s outcome."""
+        interrupt of ``RUN_FINISHED``'s outcome. One the interrupt says all of waits: right
+        before a ``RUN_FINISHED`` written natively, the interrupt alone says it (the decoder
+        makes it from the outcome), else its carrier goes out before whatever comes next."""
         stop = interrupt_id(e)
+        new = stop not in self._said_stops
         self._said_stops.add(stop)
         if stop not in self._stops:
             self._stops[stop] = interrupt_of(e)
             self._stop_calls.setdefault(e.call_id, []).append(stop)
+        if new and _plain(e) and e.event_id is UNSET and e.verbatim is UNSET:
+            said = read_interrupt(Raw(self._stops[stop]))
+            if encode_event(said) == encode_event(e):
+                self._waiting.append(e)
+                return
+        self._let_out(parts)
         self._carry_only(e, parts)
+
+    def _event(self, event: Event, parts: list[bytes]) -> None:
+        t = type(event)
+        stop = t is ToolApprovalRequest or t is Elicitation  # (it decides in _stop)
+        if self._waiting and not stop and not (t is Terminal and self._finishes_natively(event)):  # type: ignore[arg-type]
+            self._let_out(parts)
+        super()._event(event, parts)
+
+    def _let_out(self, parts: list[bytes]) -> None:
+        """The waiting stops in their carriers, where they happened (something follows them)."""
+        waiting, self._waiting = self._waiting, []
+        for stop in waiting:
+            self._carry_only(stop, parts)
+
+    def _finishes_natively(self, e: Terminal) -> bool:
+        """Whether this terminal will be a bare native ``RUN_FINISHED`` (the decoder then reads
+        the interrupts of its outcome, which it does not under a carrier)."""
+        return (
+            e.status == "succeeded"
+            and _plain(e)
+            and e.extra is UNSET
+            and e.verbatim is UNSET
+            and e.event_id is UNSET
+            and e.failure is UNSET
+            and (e.text is UNSET or e.text == self._assembled())
+            and e.usage is UNSET
+            and e.provider is UNSET
+            and e.model is UNSET
+            and e.guarded is UNSET
+            and e.correlation_id is UNSET
+            and e.turn_id is UNSET
+            and e.error_info is UNSET
+            and (e.result is UNSET or bytes(e.result) != b"null")
+            and not self._whole_text
+            and not self._open
+            and not self._steps
+            and not any(self._real.values())
+        )
 
     @handles(ToolApprovalSettled, writes=())
     def _settled(self, e: ToolApprovalSettled, parts: list[bytes]) -> None:

@@ -436,7 +436,7 @@ class AgUiEncoder(Encoder):
         payload, _ = self._result(e, e.call_id, json_encode(e.reason if e.reason is not UNSET else DENIED_TEXT))
         self._put(parts, e, [payload], False)
 
-    @handles(ToolApprovalRequest, Elicitation, writes=())
+    @handles(ToolApprovalRequest, Elicitation, writes=("call_id", "reason", "expires_at", "request"))
     def _stop(self, e: ToolApprovalRequest | Elicitation, parts: list[bytes]) -> None:
         """Said by its carrier where it happens; still waiting when the run ends, it is an
         interrupt of ``RUN_FINISHED``'s outcome. One the interrupt says all of waits: right
@@ -459,8 +459,13 @@ class AgUiEncoder(Encoder):
     def _event(self, event: Event, parts: list[bytes]) -> None:
         t = type(event)
         stop = t is ToolApprovalRequest or t is Elicitation  # (it decides in _stop)
-        if self._waiting and not stop and not (t is Terminal and self._finishes_natively(event)):  # type: ignore[arg-type]
-            self._let_out(parts)
+        if self._waiting and not stop:
+            if t is Terminal and self._finishes_natively(event):  # type: ignore[arg-type]
+                waiting, self._waiting = self._waiting, []
+                for said in waiting:  # said by the outcome: a field it has no place for still gets the carrier
+                    self._put(parts, said, [], True)
+            else:
+                self._let_out(parts)
         super()._event(event, parts)
 
     def _let_out(self, parts: list[bytes]) -> None:

@@ -303,7 +303,7 @@ def test_bad_inputs_are_one_line_user_errors(tmp_path: Path) -> None:
     user_error(invoke("convert", tmp_path / "missing.sse", "--to", "oma"), "missing.sse", "No such file")
     user_error(invoke("convert", GOLDEN / "plain-text/README.md", "--to", "oma"), "README.md", "--from")
     user_error(invoke("convert", "-", "--to", "oma", input=b""), "<stdin>", "empty")
-    user_error(invoke("convert", GOLDEN / "plain-text/nest.sse", "--to", "ag-ui"), "--to", "'ag-ui'", "agentkit")
+    user_error(invoke("convert", GOLDEN / "plain-text/nest.sse", "--to", "a2a"), "--to", "'a2a'", "agentkit")
     user_error(invoke("convert", GOLDEN / "plain-text/nest.sse", "--to", "oma", "--from", "x"), "--from", "'x'")
     user_error(
         invoke("convert", GOLDEN / "plain-text/nest.sse", "--to", "oma", "--framing", "xml"), "--framing", "'xml'"

@@ -479,6 +479,7 @@ TOOL_CALL_FRAMES = {
     "agentkit": b'{"type":"tool_call"',
     "oma": b'{"type":"tool_use"',
     **dict.fromkeys(("ai-sdk", "ai-sdk@6", "ai-sdk@5"), b'{"type":"tool-input-available"'),
+    "ag-ui": b'{"type":"TOOL_CALL_START"',
 }
 
 
@@ -628,5 +629,5 @@ def test_a_last_line_without_newline_is_returned_by_close(codec: str) -> None:
 
 
 def test_every_codec_with_nested_members_has_a_nested_unknown_case() -> None:
-    # the host dialect's frames hold only strings and raw JSON: nothing nested to be unknown in
-    assert set(CODECS) - set(NESTED_UNKNOWN) == {"agentfootprint:host", "ai-sdk", "ai-sdk@6", "ai-sdk@5"}
+    # the host dialect's frames (and AG-UI's events) hold only strings and raw JSON: nothing nested to be unknown in
+    assert set(CODECS) - set(NESTED_UNKNOWN) == {"agentfootprint:host", "ai-sdk", "ai-sdk@6", "ai-sdk@5", "ag-ui"}

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from importlib import import_module
 from importlib.metadata import entry_points
 
-from . import agentfootprint, agentkit, ai_sdk, nest, oma
+from . import ag_ui, agentfootprint, agentkit, ai_sdk, nest, oma
 from .agentfootprint import host as agentfootprint_host
 from .codec import Codec
 from .errors import StreamError
@@ -57,6 +57,7 @@ for _package in (agentkit, nest, oma, agentfootprint, agentfootprint_host):
     register(_package.CODEC)
 for _codec in ai_sdk.CODECS:  # one codec per target client version
     register(_codec)
+register(ag_ui.CODEC)
 load_plugins()
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "BadRequest",
     "ChatRequest",
     "HistoryMessage",
+    "ResumeEntry",
     "check_depth",
     "check_id",
     "decode_request",
@@ -72,6 +73,18 @@ class HistoryMessage:
 
 
 @dataclass
+class ResumeEntry:
+    """An answer to an interrupt the thread's last run ended with (AG-UI's ``resume``):
+    ``status`` is ``resolved`` or ``cancelled``; ``payload`` (the answer) and ``metadata`` are
+    None when absent (AG-UI never sends them as null)."""
+
+    interrupt_id: str
+    status: str
+    payload: Any = None
+    metadata: dict[str, Any] | None = None
+
+
+@dataclass
 class ChatRequest:
     text: str
     thread_id: str | None = None
@@ -79,6 +92,8 @@ class ChatRequest:
     attachments: list[Attachment] = field(default_factory=list)
     context: dict[str, Any] | None = None
     agent: str | None = None
+    #: answers to the interrupts of the thread's last run (only AG-UI says them)
+    resume: list[ResumeEntry] = field(default_factory=list)
 
 
 def check_depth(body: bytes, what: str = "request") -> None:

@@ -1,0 +1,436 @@
+"""The ag-ui decoder: AG-UI events in, model events out.
+
+What an encoder invents reads back as invented, as in ai-sdk: text and reasoning messages with
+the ids it numbers (``sb-text-<n>``, ``sb-reasoning-<n>``) are the primary text (their starts
+and ends are no events), result messages ``sb-result-<n>`` and steps ``sb-step-<n>`` say no id,
+a tool call named ``unknown`` with no arguments is an invented announcement. Chunks
+(``TEXT_MESSAGE_CHUNK``, ``TOOL_CALL_CHUNK``, ``REASONING_MESSAGE_CHUNK``) expand as AG-UI 1.0
+§4.3 says; ``THINKING_TEXT_MESSAGE_*`` (0.x) is read as reasoning. Events the model has no
+meaning for (state, messages snapshot, activity, subagents, reasoning spans, ``RAW``) and
+unknown types are kept whole; a ``CUSTOM`` event is a data part (its name and value), or a
+streambridge carrier."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, Raw
+
+from ...events import (
+    DataPart,
+    Elicitation,
+    Event,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
+    StepFinish,
+    StepStart,
+    Terminal,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ToolApprovalRequest,
+    ToolCall,
+    ToolInputDelta,
+    ToolInputStart,
+    ToolOutput,
+)
+from ..artifacts import PART_NAMES
+from ..decoder import Decoder
+from ..envelope import decode_envelope, decode_known, json_encode, raw_str, split_extra
+from ..errors import FrameProblem, check_utf8
+from ..framing import Frame
+from ..synthetic import read_call
+from .readings import interrupt_id, read_arguments, read_interrupt, read_outcome, read_run_error, read_start, step_name
+from .wire import (
+    CARRIER_NAME,
+    EVENTS,
+    FIELDS,
+    PREFIX,
+    AgUiEvent,
+    CustomW,
+    ReasoningMessageChunkW,
+    ReasoningMessageContentW,
+    ReasoningMessageEndW,
+    ReasoningMessageStartW,
+    RunErrorW,
+    RunFinishedW,
+    RunStartedW,
+    StepFinishedW,
+    StepStartedW,
+    TextMessageChunkW,
+    TextMessageContentW,
+    TextMessageEndW,
+    TextMessageStartW,
+    ThinkingTextMessageContentW,
+    ThinkingTextMessageEndW,
+    ThinkingTextMessageStartW,
+    ToolCallArgsW,
+    ToolCallChunkW,
+    ToolCallEndW,
+    ToolCallResultW,
+    ToolCallStartW,
+    kept,
+)
+
+__all__ = ["AgUiDecoder", "custom_is_data", "whole_event"]
+
+_event_decoder = msgspec.json.Decoder(AgUiEvent)
+#: events that do not end the items chunks opened (AG-UI 1.0 §4.3)
+_KEEP_CHUNKS = frozenset(
+    {"RAW", "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA", "REASONING_ENCRYPTED_VALUE", "SUBAGENT_STARTED"}
+)
+_CHUNKS: dict[type, str] = {TextMessageChunkW: "text", ReasoningMessageChunkW: "reasoning", ToolCallChunkW: "tool"}
+_ROLES = {"text": "assistant", "reasoning": "reasoning"}
+
+
+def whole_event(name: str, data: Raw) -> bool:
+    """Whether a data part of this codec holds a whole AG-UI event (a type kept whole): a JSON
+    object whose ``type`` is the part's name."""
+    raw = bytes(data)
+    if not raw.startswith(b"{"):
+        return False
+    try:
+        members = msgspec.json.decode(raw, type=dict[str, Raw])
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return False
+    kind = members.get("type")
+    return kind is not None and bytes(kind) == json_encode(name)
+
+
+def custom_is_data(name: str, value: Raw) -> bool:
+    """Whether ``CUSTOM {name, value}`` reads back as a data part of that name and value (not
+    as a whole event, and not as a carrier)."""
+    return name != CARRIER_NAME and not whole_event(name, value)
+
+
+class _Call:
+    __slots__ = ("args", "name")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.args: list[str] = []
+
+
+class AgUiDecoder(Decoder):
+    codec = "ag-ui"
+    tag_field = "type"
+    start_words = "RUN_STARTED"
+    terminal_words = "RUN_FINISHED or RUN_ERROR"
+    _invents_input_start = False  # the protocol says TOOL_CALL_START
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._ids: tuple[str, str] | None = None  # (thread, run) of RUN_STARTED
+        self._counts = {"text": 0, "reasoning": 0, "result": 0, "step": 0}
+        self._invented: dict[str, str | None] = {"text": None, "reasoning": None}
+        self._steps: list[str] = []  # open step names, in opening order
+        self._open: dict[str, _Call] = {}  # open tool calls
+        self._chunk: dict[str, str | None] = {"text": None, "reasoning": None, "tool": None}
+        self._chunk_role: dict[str, str] = {}
+        self._held_call: ToolInputStart | None = None
+        self._stops: set[str] = set()  # interrupt ids of the approvals and elicitations said
+        self._covered = False
+        self._fault: FrameProblem | None = None  # a bad frame among covered ones
+
+    # -- frames ------------------------------------------------------------------------------
+
+    def _decode_covered(self, frame: Frame) -> None:
+        """A frame a carrier covers is decoded for the state only, but a bad one is still a bad
+        frame (a whole call's three frames are covered: a fault among them must not vanish)."""
+        self._covered = True
+        try:
+            if not frame.data.isascii():
+                check_utf8(frame.data)
+            self._decode(frame)
+        except FrameProblem as exc:
+            self._fault = exc
+        finally:
+            self._covered = False
+
+    def _finish(self, out: list[Event]) -> None:
+        held, self._held_call = self._held_call, None
+        if held is not None and not self.terminated:
+            self._push(held, out)
+
+    def _frame(self, frame: Frame, out: list[Event]) -> None:
+        """An invented announcement (``TOOL_CALL_START`` named ``unknown``) waits for the frame
+        after it: its own ``TOOL_CALL_END`` makes it one invented call, anything else lets it out
+        as an invented input start first (with no id of that frame's)."""
+        held = self._held_call
+        if held is not None and frame.data != self._call_end_frame(held.call_id):
+            self._held_call = None
+            self._push(held, out)
+        super()._frame(frame, out)
+        fault, self._fault = self._fault, None
+        if fault is not None:
+            self._bad_frame(frame, str(fault), out, fault.kind)
+
+    @staticmethod
+    def _call_end_frame(call_id: str) -> bytes:
+        return b'{"type":"TOOL_CALL_END","toolCallId":' + json_encode(call_id) + b"}"
+
+    def _decode(self, frame: Frame) -> list[Event]:
+        self._held_call = None  # (still held: this frame is its end, so the two are one call)
+        try:
+            wire: Any = _event_decoder.decode(frame.data)
+            extra: dict[str, Raw] = {}
+            kind = ""
+        except msgspec.ValidationError:
+            wire, extra, kind = self._slow(frame)
+        except msgspec.DecodeError as exc:
+            raise FrameProblem(f"one JSON event object with a string type ({exc})") from None
+        if wire is None:  # kept whole
+            events = [] if kind in _KEEP_CHUNKS else self._end_chunks()
+            events.append(self._activity(frame) if kind == "ACTIVITY_SNAPSHOT" else self._unknown(kind, frame))
+            return events
+        return self._event(wire, extra, frame)
+
+    def _slow(self, frame: Frame) -> tuple[Any, dict[str, Raw], str]:
+        """Unknown members, types kept whole, invalid values of known types (malformed)."""
+        envelope = decode_envelope(frame.data, frame)
+        kind = raw_str(envelope.get("type"))
+        if kind is None:
+            raise FrameProblem("an event object with a string type")
+        cls = EVENTS.get(kind)
+        if cls is None:
+            return None, {}, kind
+        known, extra = split_extra(envelope, FIELDS[kind])
+        wire, _ = decode_known(cls, known, kind)  # (Raw members hold whatever they hold)
+        return wire, extra, kind
+
+    # -- events ------------------------------------------------------------------------------
+
+    def _event(self, w: Any, extra: dict[str, Raw], frame: Frame) -> list[Event]:
+        t = type(w)
+        lane = _CHUNKS.get(t)
+        events = self._end_chunks(keep=lane)
+        if lane is not None:
+            events += self._chunked(lane, w, extra)
+            return events
+        e: Event | None = self._known(t, w, extra, frame, events)
+        if e is not None:
+            if extra:
+                e.extra = {**e.extra, **extra} if e.extra is not UNSET else extra
+            events.append(e)
+        return events
+
+    def _known(self, t: type, w: Any, extra: dict[str, Raw], frame: Frame, events: list[Event]) -> Event | None:
+        if t is TextMessageContentW or t is ReasoningMessageContentW:
+            kind = "text" if t is TextMessageContentW else "reasoning"
+            part = UNSET if w.message_id == self._invented[kind] else w.message_id
+            return (
+                TextDelta(text=w.delta, part_id=part) if kind == "text" else ReasoningDelta(text=w.delta, part_id=part)
+            )
+        if t is TextMessageStartW or t is ReasoningMessageStartW:
+            return self._part_start("text" if t is TextMessageStartW else "reasoning", w, extra)
+        if t is TextMessageEndW or t is ReasoningMessageEndW:
+            kind = "text" if t is TextMessageEndW else "reasoning"
+            if not extra and w.message_id == self._invented[kind]:
+                self._invented[kind] = None
+                return None
+            return TextEnd(part_id=w.message_id) if kind == "text" else ReasoningEnd(part_id=w.message_id)
+        if t is ToolCallArgsW:
+            call = self._open.get(w.tool_call_id)
+            if call is not None:
+                call.args.append(w.delta)
+            return ToolInputDelta(call_id=w.tool_call_id, delta=w.delta)
+        if t is ToolCallStartW:
+            return self._call_start(w.tool_call_id, w.tool_call_name, w.parent_message_id, extra)
+        if t is ToolCallEndW:
+            return self._call_end(w.tool_call_id)
+        if t is ToolCallResultW:
+            return self._result(w, extra)
+        if t is StepStartedW:
+            self._counts["step"] += 1
+            self._steps.append(w.step_name)
+            return StepStart() if w.step_name == step_name(self._counts["step"]) else _named(StepStart(), w.step_name)
+        if t is StepFinishedW:
+            top = self._steps[-1] if self._steps else None
+            if w.step_name in self._steps:
+                self._steps.remove(w.step_name)
+            return StepFinish() if w.step_name == top else _named(StepFinish(), w.step_name)
+        if t is CustomW:
+            return self._custom(w, extra, frame)
+        if t is RunStartedW:
+            self._ids = (w.thread_id, w.run_id)
+            return read_start(w.thread_id, w.run_id)
+        if t is RunFinishedW:
+            return self._finished(w, extra, events)
+        if t is RunErrorW:
+            status, failure = read_run_error(w.message, w.code)
+            return Terminal(status=status, failure=failure)
+        if t is ThinkingTextMessageContentW:
+            return ReasoningDelta(text=w.delta)
+        if t is ThinkingTextMessageStartW or t is ThinkingTextMessageEndW:
+            if extra:  # what the implied structure cannot say: kept whole
+                extra.clear()
+                return self._unknown(w.__struct_config__.tag, frame)
+            return ReasoningEnd(synthetic=True) if t is ThinkingTextMessageEndW else None
+        raise FrameProblem(f"a known event type, not {t.__name__}")  # pragma: no cover - the union is closed
+
+    def _part_start(self, kind: str, w: Any, extra: dict[str, Raw]) -> Event | None:
+        role = w.role if w.role is not UNSET else _ROLES[kind]
+        invented = f"{PREFIX}{kind}-{self._counts[kind] + 1}"
+        if not extra and w.role == _ROLES[kind] and w.message_id == invented:  # (an invented start says its role)
+            self._counts[kind] += 1
+            self._invented[kind] = w.message_id
+            return None
+        e: Event = TextStart(part_id=w.message_id) if kind == "text" else ReasoningStart(part_id=w.message_id)
+        if role != _ROLES[kind]:
+            e.extra = {kept("role"): Raw(json_encode(role))}
+        return e
+
+    def _call_start(self, call_id: str, name: str, parent: str | Any | None, extra: dict[str, Raw]) -> Event | None:
+        self._open[call_id] = _Call(name)
+        e = read_call(ToolInputStart(call_id=call_id, name=name))
+        if isinstance(parent, str):
+            e.extra = {kept("parentMessageId"): Raw(json_encode(parent))}
+        elif e.synthetic and not extra and not self._covered:
+            self._held_call = e  # START + END with nothing between: an invented announcement
+            return None
+        return e
+
+    def _call_end(self, call_id: str) -> ToolCall:
+        call = self._open.pop(call_id, None)
+        if call is None:
+            return ToolCall(call_id=call_id)
+        return read_arguments(call_id, call.name, "".join(call.args))
+
+    def _result(self, w: ToolCallResultW, extra: dict[str, Raw]) -> ToolOutput:
+        e = ToolOutput(call_id=w.tool_call_id, output=w.content)
+        if w.message_id == f"{PREFIX}result-{self._counts['result'] + 1}":
+            self._counts["result"] += 1
+        else:
+            e.extra = {kept("messageId"): Raw(json_encode(w.message_id))}
+        return e
+
+    def _custom(self, w: CustomW, extra: dict[str, Raw], frame: Frame) -> Event:
+        if w.name == CARRIER_NAME and bytes(w.value).startswith(b"{") and not extra:
+            try:
+                event = self._carrier(bytes(w.value), frame)
+            except FrameProblem:
+                pass
+            else:
+                if type(event) is ToolApprovalRequest or type(event) is Elicitation:
+                    self._stops.add(interrupt_id(event))
+                return event
+        if w.name.startswith("streambridge.data-artifact") and not extra:
+            artifact = self._artifact_part(w.name[len("streambridge.") :], {"data": w.value})
+            if artifact is not None:
+                return artifact
+        if custom_is_data(w.name, w.value):
+            return DataPart(name=w.name, origin=self.codec, data=w.value)
+        extra.clear()
+        return self._unknown("CUSTOM", frame)  # (kept whole: its value reads otherwise)
+
+    def _activity(self, frame: Frame) -> Event:
+        """An activity that is an artifact's own part (its message id the ref), else kept whole."""
+        members = decode_envelope(frame.data, frame)
+        kind = raw_str(members.get("activityType"))
+        ref, content = members.get("messageId"), members.get("content")
+        if kind in PART_NAMES and ref is not None and content is not None and len(members) == 4:
+            artifact = self._artifact_part(kind, {"id": ref, "data": content})
+            if artifact is not None:
+                return artifact
+        return self._unknown("ACTIVITY_SNAPSHOT", frame)
+
+    def _finished(self, w: RunFinishedW, extra: dict[str, Raw], events: list[Event]) -> Terminal:
+        end = Terminal(status="succeeded", result=w.result)
+        said: dict[str, Raw] = {}
+        if self._ids != (w.thread_id, w.run_id):
+            said = {kept("threadId"): Raw(json_encode(w.thread_id)), kept("runId"): Raw(json_encode(w.run_id))}
+        outcome = w.outcome
+        if isinstance(outcome, Raw) and bytes(outcome) != b"null":  # (null tolerated as absent)
+            kind, interrupts, exact = read_outcome(outcome)
+            if kind == "cancelled":
+                end.status = "cancelled"
+            elif kind == "interrupt" and not self._covered:
+                for raw in interrupts:
+                    stop = read_interrupt(raw)
+                    stop_id = interrupt_id(stop)  # type: ignore[arg-type]
+                    if stop_id not in self._stops:
+                        self._stops.add(stop_id)
+                        events.append(stop)
+            if not exact:  # a success outcome, a newer one, or one written otherwise: kept as received
+                said[kept("outcome")] = outcome
+        if said:
+            end.extra = said
+        return end
+
+    # -- chunks (AG-UI 1.0 §4.3) ----------------------------------------------------------------
+
+    def _end_chunks(self, keep: str | None = None) -> list[Event]:
+        """The ends of the items chunks opened, when an event that ends them arrives (a chunk
+        ends only the items of the other lanes)."""
+        out: list[Event] = []
+        for lane, item in self._chunk.items():
+            if item is not None and lane != keep:
+                out.append(self._end_chunk(lane, item))
+        return out
+
+    def _end_chunk(self, lane: str, item: str) -> Event:
+        self._chunk[lane] = None
+        if lane == "tool":
+            return self._call_end(item)
+        return TextEnd(part_id=item) if lane == "text" else ReasoningEnd(part_id=item)
+
+    def _chunked(self, lane: str, w: Any, extra: dict[str, Raw]) -> list[Event]:
+        item_id = w.tool_call_id if lane == "tool" else w.message_id
+        out: list[Event] = []
+        open_id = self._chunk[lane]
+        if open_id is not None and item_id is not UNSET and item_id != open_id:
+            out.append(self._end_chunk(lane, open_id))
+            open_id = None
+        if open_id is None:
+            out.append(self._open_chunk(lane, w, item_id, extra))
+            open_id = self._chunk[lane]
+        else:
+            self._same_opener(lane, w)
+        delta = w.delta
+        if delta is not UNSET:
+            if lane == "tool":
+                self._open[open_id].args.append(delta)  # type: ignore[index]
+                out.append(ToolInputDelta(call_id=open_id, delta=delta))  # type: ignore[arg-type]
+            elif lane == "text":
+                out.append(TextDelta(text=delta, part_id=open_id))  # type: ignore[arg-type]
+            else:
+                out.append(ReasoningDelta(text=delta, part_id=open_id))  # type: ignore[arg-type]
+        return out
+
+    def _open_chunk(self, lane: str, w: Any, item_id: Any, extra: dict[str, Raw]) -> Event:
+        what = "toolCallId and toolCallName" if lane == "tool" else "messageId"
+        if item_id is UNSET or (lane == "tool" and w.tool_call_name is UNSET):
+            raise FrameProblem(f"the first {w.__struct_config__.tag} of an item with its {what}")
+        self._chunk[lane] = item_id
+        e: Event
+        if lane == "tool":
+            self._chunk_role["tool"] = w.tool_call_name
+            self._open[item_id] = _Call(w.tool_call_name)
+            e = ToolInputStart(call_id=item_id, name=w.tool_call_name)
+            if isinstance(w.parent_message_id, str):
+                e.extra = {kept("parentMessageId"): Raw(json_encode(w.parent_message_id))}
+        elif lane == "text":
+            role = w.role if w.role is not UNSET else "assistant"
+            self._chunk_role["text"] = role
+            e = TextStart(part_id=item_id)
+            if role != "assistant":
+                e.extra = {kept("role"): Raw(json_encode(role))}
+        else:
+            e = ReasoningStart(part_id=item_id)
+        if extra:
+            e.extra = {**(e.extra if e.extra is not UNSET else {}), **extra}
+        return e
+
+    def _same_opener(self, lane: str, w: Any) -> None:
+        """A later chunk that repeats an opener field must repeat its value (§4.3: fatal else)."""
+        said = w.tool_call_name if lane == "tool" else getattr(w, "role", UNSET)
+        if said is not UNSET and lane in self._chunk_role and said != self._chunk_role[lane]:
+            field = "toolCallName" if lane == "tool" else "role"
+            raise FrameProblem(f"the {field} {self._chunk_role[lane]!r} the item's first chunk said, not {said!r}")
+
+
+def _named(e: Event, name: str) -> Event:
+    e.extra = {kept("stepName"): Raw(json_encode(name))}
+    return e

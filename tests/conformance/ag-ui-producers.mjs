@@ -1,7 +1,8 @@
 // Real AG-UI producer output: realistic runs written event by event with @ag-ui/encoder's
 // `EventEncoder` (the TypeScript SDK's server-side SSE writer), as an agent server would.
 // Prints [{name, sse}] as JSON on stdout. tests/test_conformance_ag_ui.py decodes each with
-// streambridge's `ag-ui` codec; tests/agui_models.py writes the same runs with the Python SDK.
+// streambridge's `ag-ui` codec; tests/agui_models.py writes the same runs with the Python SDK
+// (the two must agree byte for byte).
 import { EventType as T } from "@ag-ui/core";
 import { EventEncoder } from "@ag-ui/encoder";
 
@@ -15,15 +16,19 @@ const text = (id, ...deltas) => [
   { type: T.TEXT_MESSAGE_END, messageId: id },
 ];
 
+const call = [
+  { type: T.TOOL_CALL_START, toolCallId: "call-1", toolCallName: "getWeather", parentMessageId: "msg-1" },
+  { type: T.TOOL_CALL_ARGS, toolCallId: "call-1", delta: '{"city":' },
+  { type: T.TOOL_CALL_ARGS, toolCallId: "call-1", delta: '"Paris"}' },
+  { type: T.TOOL_CALL_END, toolCallId: "call-1" },
+];
+
 const RUNS = {
   text: [started, ...text("msg-1", "Hello", ", wörld ", "☀️ — done."), finished],
   "tool-call": [
     started,
     ...text("msg-1", "Let me check the weather."),
-    { type: T.TOOL_CALL_START, toolCallId: "call-1", toolCallName: "getWeather", parentMessageId: "msg-1" },
-    { type: T.TOOL_CALL_ARGS, toolCallId: "call-1", delta: '{"city":' },
-    { type: T.TOOL_CALL_ARGS, toolCallId: "call-1", delta: '"Paris"}' },
-    { type: T.TOOL_CALL_END, toolCallId: "call-1" },
+    ...call,
     { type: T.TOOL_CALL_RESULT, messageId: "tool-msg-1", toolCallId: "call-1", content: '{"tempC":21}', role: "tool" },
     ...text("msg-2", "It is 21 °C in Paris."),
     { ...finished, result: { answered: true } },
@@ -62,17 +67,13 @@ const RUNS = {
   ],
   interrupt: [
     started,
-    ...text("msg-1", "I need your approval to send the email."),
-    { type: T.TOOL_CALL_START, toolCallId: "call-1", toolCallName: "sendEmail", parentMessageId: "msg-1" },
-    { type: T.TOOL_CALL_ARGS, toolCallId: "call-1", delta: '{"to":"ada@example.com"}' },
-    { type: T.TOOL_CALL_END, toolCallId: "call-1" },
+    ...text("msg-1", "I need your approval to call the tool."),
+    ...call,
     {
       ...finished,
       outcome: {
         type: "interrupt",
-        interrupts: [
-          { id: "int-1", reason: "tool_approval", message: "Send this email?", toolCallId: "call-1" },
-        ],
+        interrupts: [{ id: "int-1", reason: "tool_approval", message: "Run it?", toolCallId: "call-1" }],
       },
     },
   ],

@@ -154,8 +154,9 @@ def _streamed_text(events: list[Event]) -> str:
     return "".join(by_message.values())
 
 
-def assert_shows(result: Result, events: list[Event]) -> None:
-    """The client's messages and run end say what the source said."""
+def assert_shows(result: Result, events: list[Event], *, truncated: bool = False) -> None:
+    """The client's messages and run end say what the source said (``truncated``: the stream
+    itself ends with no terminal, and the client must not invent one)."""
     name, agent = result["name"], result["agent"]
     expected = project(events)
     text = _streamed_text(events) or expected["text"]
@@ -169,13 +170,15 @@ def assert_shows(result: Result, events: list[Event]) -> None:
         if args is not None:
             assert json.loads(calls[call_id]["function"]["arguments"]) == args, f"{name}: tool call {call_id} args"
     results = {m["toolCallId"] for m in _messages(result, "tool")}
-    for call_id, outcome in expected["outcomes"]:
-        if outcome == "ok":
-            assert call_id in results, f"{name}: tool result for {call_id} missing"
+    for call_id, _ in expected["outcomes"]:  # an output, an error or a denial: a tool message
+        assert call_id in results, f"{name}: tool result for {call_id} missing"
     end = events[-1]
     assert isinstance(end, Terminal)
     errors = [e["message"] for e in agent["runErrors"]]
-    if end.status == "succeeded":
+    if truncated:
+        assert end.synthetic and not {"RUN_FINISHED", "RUN_ERROR"} & set(result["types"]), f"{name}: not truncated"
+        assert (agent.get("outcome"), errors) == (None, []), f"{name}: the client invented an end"
+    elif end.status == "succeeded":
         assert errors == [] and agent.get("outcome") in ("success", "interrupt"), f"{name}: {agent.get('outcome')}"
     elif end.status == "cancelled":
         assert agent.get("outcome") == "cancelled" or len(errors) == 1, f"{name}: a cancelled run ends {errors}"
@@ -205,7 +208,7 @@ def golden_results(ag_ui_client: Harness) -> dict[str, tuple[bytes, Result]]:
 def test_every_ag_ui_golden_passes_the_real_sdks(path: Path, golden_results: dict) -> None:
     body, result = golden_results[f"{path.parent.name}/{AG_UI}"]
     assert_accepted(result, body, unknown_members=path.parent.name in UNKNOWN_MEMBERS)
-    assert_shows(result, decode(AG_UI, body))
+    assert_shows(result, decode(AG_UI, body), truncated=path.parent.name == "truncated")
 
 
 @pytest.mark.parametrize(("scenario", "source"), TRANSLATED, ids=["-".join(c) for c in TRANSLATED])

@@ -190,7 +190,7 @@ def assert_shows(result: Result, events: list[Event], *, truncated: bool = False
 # -- golden scenarios, through streambridge --------------------------------------------------
 
 
-def test_every_scenario_has_an_ag_uigolden() -> None:
+def test_every_scenario_has_an_ag_ui_golden() -> None:
     require_codec()
     assert [p.parent.name for p in GOLDENS] == SCENARIOS
 
@@ -346,6 +346,11 @@ def test_the_harness_catches_what_the_sdks_reject(ag_ui_client: Harness) -> None
     malformed = results["malformed"]
     assert [(e["index"], e["type"]) for e in malformed["schemaErrors"]] == [(0, "RUN_STARTED")]
     assert "runId" in malformed["error"] and not malformed["ok"]
+    # a null where absence is meant: a schema error, which the agent's compatibility boundary
+    # repairs with a deprecation warning
+    null = results["null-optional"]
+    assert [(e["index"], e["type"]) for e in null["schemaErrors"]] == [(1, "TOOL_CALL_START")]
+    assert "error" not in null["agent"] and "[ag-ui][compat]" in null["warnings"][0]
     for name in ("unknown-member", "unknown-type"):  # tolerated (§7), but stripped with a warning
         assert "error" not in results[name] and results[name]["warnings"] and not results[name]["ok"], name
 

@@ -22,8 +22,10 @@ from ag_ui.core import (
     ReasoningMessageStartEvent,
     ReasoningStartEvent,
     RunErrorEvent,
+    RunFinishedCancelledOutcome,
     RunFinishedEvent,
     RunFinishedInterruptOutcome,
+    RunFinishedSuccessOutcome,
     RunStartedEvent,
     StateDeltaEvent,
     StateSnapshotEvent,
@@ -33,6 +35,7 @@ from ag_ui.core import (
     TextMessageContentEvent,
     TextMessageEndEvent,
     TextMessageStartEvent,
+    TokenUsage,
     ToolCallArgsEvent,
     ToolCallChunkEvent,
     ToolCallEndEvent,
@@ -173,6 +176,29 @@ def _runs() -> dict[str, list[BaseEvent]]:
             *_text("msg-1", "Indexed."),
             CustomEvent(name="acme.done", value=None),
             finish,
+        ],
+        "cancelled": [
+            start,
+            *_text("msg-1", "Stopping here."),
+            RunFinishedEvent(**THREAD, outcome=RunFinishedCancelledOutcome()),
+        ],
+        "frontend-tool": [
+            start,
+            *call,
+            RunFinishedEvent(**THREAD, outcome=RunFinishedSuccessOutcome(pending_tool_call_ids=["call-1"])),
+        ],
+        "timestamps-and-metadata": [
+            RunStartedEvent(**THREAD, timestamp=1767225600000),
+            TextMessageStartEvent(message_id="msg-1", role="assistant", timestamp=1767225600001),
+            TextMessageContentEvent(message_id="msg-1", delta="Hi.", metadata={"acme.trace": "t-1"}),
+            TextMessageEndEvent(message_id="msg-1", timestamp=1767225600002),
+            RunFinishedEvent(
+                **THREAD,
+                timestamp=1767225600003,
+                usage=[
+                    TokenUsage(provider="openai", model="gpt-4.1", input_tokens=12, output_tokens=3, total_tokens=15)
+                ],
+            ),
         ],
         "chunks": [
             start,

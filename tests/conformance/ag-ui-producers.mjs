@@ -84,6 +84,27 @@ const RUNS = {
     { type: T.CUSTOM, name: "acme.done", value: null },
     finished,
   ],
+  cancelled: [
+    started,
+    ...text("msg-1", "Stopping here."),
+    { ...finished, outcome: { type: "cancelled" } },
+  ],
+  "frontend-tool": [
+    started,
+    ...call,
+    { ...finished, outcome: { type: "success", pendingToolCallIds: ["call-1"] } },
+  ],
+  "timestamps-and-metadata": [
+    { ...started, timestamp: 1767225600000 },
+    { type: T.TEXT_MESSAGE_START, messageId: "msg-1", role: "assistant", timestamp: 1767225600001 },
+    { type: T.TEXT_MESSAGE_CONTENT, messageId: "msg-1", delta: "Hi.", metadata: { "acme.trace": "t-1" } },
+    { type: T.TEXT_MESSAGE_END, messageId: "msg-1", timestamp: 1767225600002 },
+    {
+      ...finished,
+      timestamp: 1767225600003,
+      usage: [{ provider: "openai", model: "gpt-4.1", inputTokens: 12, outputTokens: 3, totalTokens: 15 }],
+    },
+  ],
   chunks: [
     started,
     { type: T.TEXT_MESSAGE_CHUNK, messageId: "msg-1", role: "assistant", delta: "Checking " },

@@ -11,9 +11,10 @@ models (PyPI ``ag-ui-protocol`` 1.x, strict: no coercion, no unknown member, rea
   ``streambridge.Translator``), passes both SDKs with no error and no warning, and the client
   shows the source's text, reasoning, tool calls, tool results and the run's end.
 - Real producer output, written by @ag-ui/encoder's and ``ag_ui.encoder``'s ``EventEncoder``
-  (tests/conformance/ag-ui-producers.mjs, tests/agui_models.py: the same runs, the same bytes),
-  decodes strictly, re-encodes byte for byte and crosses every other protocol and back to the
-  same events.
+  (tests/conformance/ag-ui-producers.mjs, tests/agui_models.py: the same runs, the same bytes
+  but for member order where KEY_ORDER says), decodes strictly, re-encodes byte for byte (at event
+  level where EVENT_LEVEL says why) and crosses every other protocol and back to the same events;
+  the client shows streambridge's rewrite of each run as it shows the original.
 - Hand-written streams prove the harness is not vacuous: both SDKs accept a good one and reject
   each broken one.
 

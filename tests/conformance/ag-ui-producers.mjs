@@ -2,7 +2,7 @@
 // `EventEncoder` (the TypeScript SDK's server-side SSE writer), as an agent server would.
 // Prints [{name, sse}] as JSON on stdout. tests/test_conformance_ag_ui.py decodes each with
 // streambridge's `ag-ui` codec; tests/agui_models.py writes the same runs with the Python SDK
-// (the two must agree byte for byte).
+// (the same bytes, but for the member order of timestamps-and-metadata).
 import { EventType as T } from "@ag-ui/core";
 import { EventEncoder } from "@ag-ui/encoder";
 

@@ -9,7 +9,7 @@ models (PyPI ``ag-ui-protocol`` 1.x, strict: no coercion, no unknown member, rea
 
 - Every ag-ui golden, and every golden of every other protocol translated to ag-ui (through
   ``streambridge.Translator``), passes both SDKs with no error and no warning, and the client
-  shows the source's text, reasoning, tool calls, tool results and the run's end.
+  shows the source's text, reasoning, tool calls, tool results, artifacts and the run's end.
 - Real producer output, written by @ag-ui/encoder's and ``ag_ui.encoder``'s ``EventEncoder``
   (tests/conformance/ag-ui-producers.mjs, tests/agui_models.py: the same runs, the same bytes
   but for member order where KEY_ORDER says), decodes strictly, re-encodes byte for byte (at event
@@ -173,6 +173,12 @@ def assert_shows(result: Result, events: list[Event], *, truncated: bool = False
     results = {m["toolCallId"] for m in _messages(result, "tool")}
     for call_id, _ in expected["outcomes"]:  # an output, an error or a denial: a tool message
         assert call_id in results, f"{name}: tool result for {call_id} missing"
+    shown = {m["id"] for m in _messages(result, "activity")}
+    shown |= {m["content"].get("ref") for m in _messages(result, "activity")}
+    # (an artifact a source derives from its presenting call's result, as oma's, may stay there)
+    said = " ".join(_text(m) for m in _messages(result, "tool"))
+    for ref in filter(None, expected["artifacts"]):  # presented or refused: the client names it
+        assert ref in shown or ref in said, f"{name}: artifact {ref} missing"
     end = events[-1]
     assert isinstance(end, Terminal)
     errors = [e["message"] for e in agent["runErrors"]]

@@ -14,9 +14,13 @@ from ..events import (
     StepStart,
     Terminal,
     TextDelta,
+    ToolApprovalRequest,
+    ToolApprovalSettled,
+    ToolCall,
     ToolDenied,
     ToolError,
     ToolInputDelta,
+    ToolInputStart,
     ToolOutput,
     encode_event,
 )
@@ -63,6 +67,19 @@ def verbatim_payloads(payloads: list[Payload], members: dict[str, Raw]) -> list[
 
 #: the events ``_event`` does something for before the codec sees them
 NEEDS_CARE = frozenset((TextDelta, Terminal, ToolInputDelta, ToolOutput, ToolError, ToolDenied))
+#: the events of a tool call's life: text and reasoning parts an encoder opened close before them
+TOOL_EVENTS = frozenset(
+    (
+        ToolInputStart,
+        ToolInputDelta,
+        ToolCall,
+        ToolApprovalRequest,
+        ToolApprovalSettled,
+        ToolOutput,
+        ToolError,
+        ToolDenied,
+    )
+)
 
 
 def carrier_body(event: Event, covers: int, *, keep_id: bool = True, whole: bool = False) -> bytes:

@@ -53,7 +53,7 @@ from ...events import (
     ToolOutput,
     encode_event,
 )
-from ..carrier import Payload
+from ..carrier import TOOL_EVENTS, Payload
 from ..encoder import Encoder, handles
 from ..envelope import input_of, json_encode, splice_extra
 from ..synthetic import invented_call, invented_start, read_call
@@ -85,19 +85,6 @@ _KIND = {TextDelta: "text", TextStart: "text", TextEnd: "text"}
 _KIND.update({ReasoningDelta: "reasoning", ReasoningStart: "reasoning", ReasoningEnd: "reasoning"})
 _ROLES = {"text": b"assistant", "reasoning": b"reasoning"}
 _TYPES = {"text": b"TEXT_MESSAGE", "reasoning": b"REASONING_MESSAGE"}
-#: events before which the invented text and reasoning messages are closed
-_TOOLISH = frozenset(
-    (
-        ToolInputStart,
-        ToolInputDelta,
-        ToolCall,
-        ToolApprovalRequest,
-        ToolApprovalSettled,
-        ToolOutput,
-        ToolError,
-        ToolDenied,
-    )
-)
 #: outcomes that settle a call's waiting approval or elicitation
 _SETTLES = (ToolApprovalSettled, ToolOutput, ToolError, ToolDenied)
 
@@ -193,7 +180,7 @@ class AgUiEncoder(Encoder):
 
     def _handle(self, e: Event, parts: list[bytes]) -> None:
         t = type(e)
-        if t in _TOOLISH:
+        if t in TOOL_EVENTS:
             self._close_invented("text", parts)
             self._close_invented("reasoning", parts)
         super()._handle(e, parts)
@@ -271,8 +258,11 @@ class AgUiEncoder(Encoder):
     @handles(TextDelta, ReasoningDelta, writes=("text", "part_id"))
     def _delta(self, e: TextDelta | ReasoningDelta, parts: list[bytes]) -> None:
         kind = _KIND[type(e)]
+        if e.message_id is not UNSET and e.text and e.part_id is UNSET and not e.message_id.startswith(PREFIX):
+            self._other_message(e, kind, e.message_id, parts)
+            return
         if e.message_id is not UNSET or not e.text or (e.part_id is not UNSET and e.part_id.startswith(PREFIX)):
-            self._carry_only(e, parts)  # another message's, empty (0.x rejects it), or looks invented
+            self._carry_only(e, parts)  # another message's part, empty (0.x rejects it), or looks invented
             return
         rest = e.extra if e.extra is not UNSET else {}
         if e.part_id is UNSET:
@@ -285,6 +275,16 @@ class AgUiEncoder(Encoder):
             payloads.append(self._start_frame(kind, e.part_id))
         payloads.append(self._frame_of(self._content_frame(kind, e.part_id, e.text)[:-1], rest))
         self._put(parts, e, payloads, _plain(e) and len(payloads) == 1)
+
+    def _other_message(self, e: TextDelta | ReasoningDelta, kind: str, message_id: str, parts: list[bytes]) -> None:
+        """Another message's text (agentkit's interleaved messages): AG-UI messages have ids of
+        their own, so clients show it as that message; its carrier says it was another message's."""
+        payloads: list[Payload] = []
+        if message_id not in self._real[kind]:
+            self._real[kind].append(message_id)
+            payloads.append(self._start_frame(kind, message_id))
+        payloads.append(self._content_frame(kind, message_id, e.text))
+        self._put(parts, e, payloads, False)
 
     @handles(TextStart, ReasoningStart, writes=("part_id",))
     def _start(self, e: TextStart | ReasoningStart, parts: list[bytes]) -> None:

@@ -58,7 +58,7 @@ from ...events import (
     ToolInputStart,
     ToolOutput,
 )
-from ..carrier import Payload
+from ..carrier import TOOL_EVENTS, Payload
 from ..encoder import Encoder, handles
 from ..envelope import envelope_decoder, input_of, json_encode
 from ..nest.steps import BracketWriter, StepJudge
@@ -96,19 +96,6 @@ DONE = b"[DONE]"
 _ERROR_FINISH = b'{"type":"finish","finishReason":"error"}'
 #: events whose data parts are marked ``transient`` (passing UI state, not message content)
 TRANSIENT: frozenset[type[Event]] = frozenset((Status, Title, Queue))
-#: events before which open text and reasoning parts are closed (tool calls close real ones too)
-_TOOLISH = frozenset(
-    (
-        ToolInputStart,
-        ToolInputDelta,
-        ToolCall,
-        ToolApprovalRequest,
-        ToolApprovalSettled,
-        ToolOutput,
-        ToolError,
-        ToolDenied,
-    )
-)
 _OPENS_TOOL = (ToolInputStart, ToolCall)
 _KIND = {TextDelta: "text", TextStart: "text", TextEnd: "text"}
 _KIND.update({ReasoningDelta: "reasoning", ReasoningStart: "reasoning", ReasoningEnd: "reasoning"})
@@ -219,7 +206,7 @@ class AiSdkEncoder(BracketWriter, Encoder):
                     self._close_step(parts)
                 self._open_step(parts)
             self._close_invented("reasoning" if _KIND[t] == "text" else "text", parts)
-        elif t in _TOOLISH:
+        elif t in TOOL_EVENTS:
             self._close_invented("text", parts)
             self._close_invented("reasoning", parts)
             if t in _OPENS_TOOL:

@@ -12,8 +12,20 @@ from ..events import (
     Terminal,
 )
 
+#: what a terminal may hold beyond its status, failure and answer text
+_TERMINAL_EXTRAS = ("usage", "provider", "model", "guarded", "correlation_id", "turn_id", "result", "error_info")
+
 TRUNCATED_MESSAGE = "The stream ended without a terminal event."
 TRUNCATED_CODE = "truncated"
+
+
+def says_only_outcome(e: Terminal, assembled: str, written: tuple[str, ...] = ()) -> bool:
+    """Whether a terminal holds nothing beyond its status, failure and answer text (the text the
+    stream assembled) but the members its protocol's terminal frame writes (``written``): when a
+    plain terminal frame says all of it."""
+    if e.text is not UNSET and e.text != assembled:
+        return False
+    return all(getattr(e, name) is UNSET for name in _TERMINAL_EXTRAS if name not in written)
 
 
 def _truncated() -> Failure:

@@ -57,7 +57,7 @@ from ..carrier import TOOL_EVENTS, Payload
 from ..encoder import Encoder, handles
 from ..envelope import input_of, json_encode, splice_extra
 from ..synthetic import invented_call, invented_start, read_call
-from ..terminals import default_failure
+from ..terminals import default_failure, says_only_outcome
 from .decoder import custom_is_data, whole_event
 from .readings import (
     CANCELLED,
@@ -484,14 +484,7 @@ class AgUiEncoder(Encoder):
             and e.verbatim is UNSET
             and e.event_id is UNSET
             and e.failure is UNSET
-            and (e.text is UNSET or e.text == self._assembled())
-            and e.usage is UNSET
-            and e.provider is UNSET
-            and e.model is UNSET
-            and e.guarded is UNSET
-            and e.correlation_id is UNSET
-            and e.turn_id is UNSET
-            and e.error_info is UNSET
+            and says_only_outcome(e, self._assembled(), ("result",))
             and (e.result is UNSET or bytes(e.result) != b"null")
             and not self._whole_text
             and not self._open
@@ -535,17 +528,7 @@ class AgUiEncoder(Encoder):
         if not self._covered:  # (else they follow the answer that came whole, under its carrier)
             parts.extend(self._emit(end, "") for end in ends)  # type: ignore[arg-type]  # (bytes: made here)
             ends = []  # not the terminal's frames: its id goes on its own
-        native = (
-            _plain(e)
-            and (e.text is UNSET or e.text == self._assembled())
-            and e.usage is UNSET
-            and e.provider is UNSET
-            and e.model is UNSET
-            and e.guarded is UNSET
-            and e.correlation_id is UNSET
-            and e.turn_id is UNSET
-            and e.error_info is UNSET
-        )
+        native = _plain(e) and says_only_outcome(e, self._assembled(), ("result",))
         if e.status in ("succeeded", "cancelled"):
             frames = self._close_all()
             payload, ok = self._finished(e)

@@ -64,7 +64,7 @@ from ..envelope import envelope_decoder, input_of, json_encode
 from ..nest.steps import BracketWriter, StepJudge
 from ..nest.wire import bare
 from ..synthetic import invented_call, invented_start, rederived_start
-from ..terminals import DEFAULT_MESSAGES, TRUNCATED_CODE, TRUNCATED_MESSAGE
+from ..terminals import DEFAULT_MESSAGES, TRUNCATED_CODE, TRUNCATED_MESSAGE, says_only_outcome
 from .profiles import V7, Profile
 from .wire import (
     _C,
@@ -554,18 +554,7 @@ class AiSdkEncoder(BracketWriter, Encoder):
 
     def _says_all(self, e: Terminal) -> bool:
         """Whether the terminal's chunks say all of it but its status and failure."""
-        return (
-            _plain(e)
-            and (e.text is UNSET or e.text == self._assembled())
-            and e.usage is UNSET
-            and e.provider is UNSET
-            and e.model is UNSET
-            and e.guarded is UNSET
-            and e.correlation_id is UNSET
-            and e.turn_id is UNSET
-            and e.result is UNSET
-            and e.error_info is UNSET
-        )
+        return _plain(e) and says_only_outcome(e, self._assembled())
 
     def _fails_in_step(self, e: Terminal, step_end: StepFinish) -> bool:
         """A plain step end followed by an error that ``error {errorText}`` says whole: ai's

@@ -37,7 +37,7 @@ from ..carrier import Payload, as_received
 from ..encoder import Encoder, handles
 from ..envelope import input_of, splice_extra
 from ..synthetic import invented_call, invented_start
-from ..terminals import DEFAULT_MESSAGES, STATUS_CODES, canonical_failure, status_for_code
+from ..terminals import DEFAULT_MESSAGES, STATUS_CODES, canonical_failure, says_only_outcome, status_for_code
 from .steps import BracketWriter, StepJudge
 from .wire import (
     _K,
@@ -439,15 +439,7 @@ class NestEncoder(BracketWriter, Encoder):
         failure = e.failure
         native = (
             _plain(e)
-            and (e.text is UNSET or e.text == self._assembled())
-            and e.usage is UNSET
-            and e.provider is UNSET
-            and e.model is UNSET
-            and e.guarded is UNSET
-            and e.correlation_id is UNSET
-            and e.turn_id is UNSET
-            and e.result is UNSET
-            and e.error_info is UNSET
+            and says_only_outcome(e, self._assembled())
             and e.extra is UNSET  # the done and error frames are read for nothing else
             and canonical_failure(e.status, failure) is failure  # the default one decodes to none
         )

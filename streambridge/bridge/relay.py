@@ -295,6 +295,7 @@ class Relay:
         self._watchdog: Watchdog | None = None
         self._stalled = False
         self._sep = sink.sep
+        self.last_write = b""  # the last bytes written to the client: the terminal's, at the end
 
     # -- control -------------------------------------------------------------------------
 
@@ -436,6 +437,7 @@ class Relay:
                 return fault_from_stream_error(exc)
             if out:
                 dog.writing_since = clock()
+                self.last_write = out
                 await write(out)
                 dog.writing_since = None
                 dog.last = clock()
@@ -466,6 +468,7 @@ class Relay:
 
     async def _write(self, data: bytes, *, record: bool = True) -> None:
         assert self._watchdog is not None
+        self.last_write = data
         await self._watchdog.write(data)
         run = self.run_entry
         if record and run is not None:

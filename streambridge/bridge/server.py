@@ -186,6 +186,7 @@ class RouteHandlers:
         try:
             body = await read_body(request, route.max_request_bytes)
             prepared = prepare_request(route, body, request.headers.get("Content-Type", ""))
+            self._check_answers(state, body, prepared.thread_id)
         except _TooLarge:
             return json_error(413, "request_too_large", "The request body is larger than this route accepts.", cors)
         except BadRequest as exc:
@@ -220,6 +221,9 @@ class RouteHandlers:
         log_event(logging.INFO, "stream_start", route=route.name, stream=stream_id, upstream=safe_url(route.upstream))
         try:
             await relay.run(upstream, preamble)
+            asked = self.surface.asked_interrupts
+            if asked is not None and prepared.thread_id:
+                state.asked(route.name, prepared.thread_id, asked(relay.last_write))
         finally:
             if chat_key is not None:
                 if state.chats.get(chat_key) is run:
@@ -229,6 +233,22 @@ class RouteHandlers:
         with contextlib.suppress(ConnectionError):
             await resp.write_eof()
         return resp
+
+    def _check_answers(self, state: BridgeState, body: bytes, thread_id: str | None) -> None:
+        """A request that resumes a thread whose last run ended asking (AG-UI interrupts) must
+        answer every interrupt: an incomplete resume list is refused before anything goes upstream."""
+        if self.surface.asked_interrupts is None or not thread_id:
+            return
+        if not state.interrupts.get((self.route.name, thread_id)):
+            return
+        resume = self.surface.parse_request(body).resume
+        if not resume:
+            return  # a new message, not an answer
+        missing = state.unanswered(self.route.name, thread_id, {entry.interrupt_id for entry in resume})
+        if missing:
+            raise BadRequest(
+                "resume: every interrupt of the thread's last run must be answered; missing " + ", ".join(missing)[:200]
+            )
 
     def _upstream(self, state: BridgeState, request: web.Request, prepared: Prepared) -> Upstream:
         route = self.route

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,8 @@ class BridgeState:
     runs: dict[str, Run] = field(default_factory=dict)
     #: live chats of protocols that resume by chat id: (route name, chat id) → its stream
     chats: dict[tuple[str, str], Run] = field(default_factory=dict)
+    #: the interrupts each thread's last run ended asking about (route name, thread id), newest last
+    interrupts: OrderedDict[tuple[str, str], list[str]] = field(default_factory=OrderedDict)
     relays: set[Relay] = field(default_factory=set)
     background: set[asyncio.Task[None]] = field(default_factory=set)
     draining: bool = False
@@ -47,6 +50,20 @@ class BridgeState:
         self.relays.discard(relay)
         if not self.relays:
             self.idle.set()
+
+    def asked(self, route: str, thread_id: str, interrupts: list[str]) -> None:
+        """Remember what a thread's run ended asking (forgetting it when it asked nothing), for
+        the most recent :data:`INTERRUPT_THREADS` threads."""
+        key = (route, thread_id)
+        self.interrupts.pop(key, None)
+        if interrupts:
+            self.interrupts[key] = interrupts
+            while len(self.interrupts) > INTERRUPT_THREADS:
+                self.interrupts.popitem(last=False)
+
+    def unanswered(self, route: str, thread_id: str, answered: set[str]) -> list[str]:
+        """The interrupts of the thread's last run that ``answered`` leaves out."""
+        return [i for i in self.interrupts.get((route, thread_id), []) if i not in answered]
 
     def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -75,5 +92,8 @@ class BridgeState:
             return
         log_event(logging.INFO, "upstream_cancel", route=route.name, status=status)
 
+
+#: how many threads' open interrupts a proxy remembers
+INTERRUPT_THREADS = 10_000
 
 STATE = web.AppKey("streambridge_state", BridgeState)

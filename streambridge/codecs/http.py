@@ -69,6 +69,9 @@ class HttpSurface:
     #: GET: a chat's live stream again, from its start, by the chat id of its request
     #: (``{chat_id}``); ``204`` when none is active (the AI SDK's ``resumeStream``)
     resume_path: str | None = None
+    #: the interrupt ids the end of a stream (its last write) asks about: a protocol whose runs
+    #: end to ask (AG-UI), whose next request's resume entries must answer every one of them
+    asked_interrupts: Callable[[bytes], list[str]] | None = None
 
     def peek_thread_id(self, body: bytes) -> str | None:
         """The thread id of a request forwarded unchanged (passthrough), when it has one."""

@@ -238,4 +238,5 @@ SURFACE = HttpSurface(
     control_status=200,
     parse_request=parse_request,
     build_request=build_request,
+    asked_interrupts=asked_interrupts,
 )

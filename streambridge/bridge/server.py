@@ -221,10 +221,10 @@ class RouteHandlers:
         log_event(logging.INFO, "stream_start", route=route.name, stream=stream_id, upstream=safe_url(route.upstream))
         try:
             await relay.run(upstream, preamble)
-            asked = self.surface.asked_interrupts
-            if asked is not None and prepared.thread_id:
-                state.asked(route.name, prepared.thread_id, asked(relay.last_write))
         finally:
+            asked = self.surface.asked_interrupts
+            if asked is not None and prepared.thread_id:  # (a run cut short asked nothing)
+                state.asked(route.name, prepared.thread_id, asked(relay.last_write))
             if chat_key is not None:
                 if state.chats.get(chat_key) is run:
                     del state.chats[chat_key]

@@ -11,13 +11,46 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, overload
 
 from .codecs import StreamError, get
+from .codecs.encoder import EncodingSink
 from .codecs.framing import DEFAULT_MAX_EVENT_SIZE, Framing
-from .events import Event, Terminal
+from .events import Elicitation, Event, RunStart, Terminal, ToolApprovalRequest
 
 if TYPE_CHECKING:
     from typing_extensions import TypeIs  # typing.TypeIs is Python 3.13
 
 __all__ = ["Translator", "translate"]
+
+
+class _AskingSink(EncodingSink):
+    """An encoding sink that keeps what the source asked (approval requests, elicitations) and,
+    when ``hold`` is on, withholds the successful terminal of a run that asked: the run ended
+    to ask (AG-UI) while the client's protocol waits for the answer in the same stream."""
+
+    __slots__ = ("asks", "held", "hold", "skip_start")
+
+    def __init__(self, sink: EncodingSink, hold: bool) -> None:
+        super().__init__(sink._encoder, sink.parts)
+        self.count = sink.count
+        self.terminal = sink.terminal
+        self.asks: list[ToolApprovalRequest | Elicitation] = []
+        self.hold = hold
+        self.held: Terminal | None = None
+        self.skip_start = False
+
+    def append(self, event: Event) -> None:
+        kind = type(event)
+        if kind is ToolApprovalRequest or kind is Elicitation:
+            self.asks.append(event)  # type: ignore[arg-type]
+        elif kind is Terminal and self.hold and self.asks and self.terminal is None:
+            if event.status == "succeeded":  # type: ignore[attr-defined]
+                self.count += 1
+                self.held = event  # type: ignore[assignment]
+                return
+        elif kind is RunStart and self.skip_start:
+            self.skip_start = False  # the resumed run's start: the client's run goes on
+            self.count += 1
+            return
+        super().append(event)
 
 
 class Translator:
@@ -74,6 +107,51 @@ class Translator:
 
     def feed_events(self, events: Iterable[Event]) -> bytes:
         return self.encoder.encode(events)
+
+    def collect_asks(self, *, hold: bool) -> None:
+        """Keep the approval requests and elicitations decoded (:attr:`asks`); with ``hold``,
+        withhold the successful terminal of a run that asked (:attr:`held`) until the run goes on
+        (:meth:`go_on`) or is let end (:meth:`release`)."""
+        self._sink = _AskingSink(self._sink, hold)
+
+    @property
+    def asks(self) -> list[ToolApprovalRequest | Elicitation]:
+        """What the source asked so far (with :meth:`collect_asks`; otherwise nothing)."""
+        return self._sink.asks if isinstance(self._sink, _AskingSink) else []
+
+    @property
+    def holds_asks(self) -> bool:
+        """Whether a run that ends to ask is held (see :meth:`collect_asks`)."""
+        return isinstance(self._sink, _AskingSink) and self._sink.hold
+
+    @property
+    def held(self) -> Terminal | None:
+        """The terminal withheld from a run that ended to ask (see :meth:`collect_asks`)."""
+        return self._sink.held if isinstance(self._sink, _AskingSink) else None
+
+    def go_on(self) -> None:
+        """The held run goes on in a new source run (resumed upstream): decoded by a fresh
+        decoder that adds to the answer so far, its run start dropped, its terminal the one."""
+        sink = self._sink
+        if not isinstance(sink, _AskingSink) or sink.held is None:
+            raise RuntimeError("no run is held")
+        previous = self.decoder
+        self.decoder = self.source.decoder(
+            previous.framing, strict=previous.strict, max_event_size=previous.max_event_size
+        )
+        self.decoder.continues(previous)
+        self.encoder.share_text(self.decoder)
+        sink.held, sink.skip_start = None, True
+        sink.asks.clear()
+
+    def release(self) -> bytes:
+        """Let a held run end as its source ended it: the held terminal, encoded."""
+        sink = self._sink
+        if not isinstance(sink, _AskingSink) or sink.held is None:
+            return b""
+        held, sink.held = sink.held, None
+        self._closed = True
+        return self.encoder.encode([held])
 
     def use_source_framing(self, framing: Framing) -> None:
         """Read the source in another framing (say, as the upstream's Content-Type declares).

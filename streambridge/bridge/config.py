@@ -56,6 +56,9 @@ class Route:
     connect_timeout: float = 10.0
     first_byte_timeout: float = 60.0
     idle_timeout: float = 300.0
+    #: how long a run that ended to ask (an AG-UI upstream's interrupts) waits for a client that
+    #: answers on the control route; then the unanswered interrupts are cancelled
+    approval_timeout: float = 600.0
     heartbeat: float = 15.0
     max_request_bytes: int = 1024 * 1024
     max_frame_bytes: int = 8 * 1024 * 1024

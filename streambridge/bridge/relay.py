@@ -18,6 +18,7 @@ from .. import Translator
 from ..codecs import StreamError
 from ..codecs.framing import Framing
 from ..events import Terminal
+from .asks import Pending, Resumer
 from .faults import FAULTS, UpstreamFault, fault_from_stream_error, terminal_for
 from .logging import log_event
 from .metrics import StreamCounts
@@ -279,8 +280,12 @@ class Relay:
         *,
         stream_id: str,
         run: Run | None = None,
+        resumer: Resumer | None = None,
     ) -> None:
         self.state = state
+        self.resumer = resumer
+        self._pending = Pending()  # what the current upstream run asked (with a resumer)
+        self._asks_seen = 0
         self.route = route
         self.translator = translator
         self.sink = sink
@@ -349,7 +354,7 @@ class Relay:
                 )
                 fault = "proxy_error"
             finally:
-                await upstream.close()
+                await self.upstream.close()
             if fault == "client_gone":
                 self._client_gone("client_disconnected")
                 return
@@ -368,6 +373,8 @@ class Relay:
             metrics.open_streams.labels(name).dec()
             metrics.streams.labels(name, self.outcome).inc()
             self.state.closed(self)
+            if self.resumer is not None:
+                self._forget_asks()
             if self.run_entry is not None:
                 self.run_entry.finish()
             log_event(
@@ -402,16 +409,60 @@ class Relay:
             self._reading = False
 
     async def _pump(self, upstream: Upstream, counts: StreamCounts) -> str | None:
-        """Relay until the upstream ends (None) or a fault / interrupt ends the stream (its code).
-
-        The hot loop: one read, one ``Translator.feed``, one write per received chunk.
-        """
+        """Relay until the upstream ends (None) or a fault / interrupt ends the stream (its
+        code); a run that ended to ask goes on in its resume run (see asks.py)."""
         if self._stop is not None:
             return self._stop
         chunk = await self._upstream_call(upstream.open)
         if isinstance(chunk, str):
             return chunk
         self._first_chunk()
+        while True:
+            fault = await self._relay(chunk, counts)
+            if fault is not None or self.translator.held is None:
+                return fault
+            chunk = await self._upstream_call(self._resume)
+            if isinstance(chunk, str):
+                return chunk
+
+    async def _resume(self) -> bytes:
+        """Wait for the answers to what the held run asked, then open its resume run upstream
+        (its first bytes): the client's stream goes on with it."""
+        resumer = self.resumer
+        assert resumer is not None
+        pending = self._pending
+        log_event(logging.INFO, "run_asks", route=self.route.name, stream=self.stream_id, asks=len(pending.interrupts))
+        entries = await pending.entries(resumer.timeout)
+        self._forget_asks()
+        await self.upstream.close()  # type: ignore[union-attr]
+        self.upstream = resumer.reopen(entries)
+        self.translator.go_on()
+        log_event(logging.INFO, "run_resumed", route=self.route.name, stream=self.stream_id, answers=len(entries))
+        return await self.upstream.open()
+
+    def _register_asks(self) -> None:
+        """Make the run's new asks answerable on the control route (before the client sees them)."""
+        assert self.resumer is not None
+        pending, pending_of = self._pending, self.state.pending
+        asks = self.translator.asks
+        for ask in asks[self._asks_seen :]:
+            pending.add(ask.call_id, self.resumer.interrupt_id(ask))
+            pending_of[(self.route.name, ask.call_id)] = pending
+        self._asks_seen = len(asks)
+
+    def _forget_asks(self) -> None:
+        pending, pending_of = self._pending, self.state.pending
+        for call_id in pending.interrupts:
+            if pending_of.get((self.route.name, call_id)) is pending:
+                del pending_of[(self.route.name, call_id)]
+        self._pending = Pending()
+        self._asks_seen = 0
+
+    async def _relay(self, chunk: bytes, counts: StreamCounts) -> str | None:
+        """Translate one upstream run from its first chunk on (the hot loop: one read, one
+        ``Translator.feed``, one write per received chunk)."""
+        upstream = self.upstream
+        assert upstream is not None
         translator = self.translator
         feed = translator.feed
         write = self.sink.write
@@ -420,7 +471,8 @@ class Relay:
         clock = dog.loop.time
         run = self.run_entry
         sep = self._sep
-        events_seen = 0
+        events_seen = translator.events_in  # (a resume run adds to the first run's count)
+        holding = self.resumer is not None
         while chunk:
             try:
                 out = feed(chunk)
@@ -435,6 +487,8 @@ class Relay:
                     return None
                 self._log_stream_error(exc)
                 return fault_from_stream_error(exc)
+            if holding and len(translator.asks) != self._asks_seen:
+                self._register_asks()
             if out:
                 dog.writing_since = clock()
                 self.last_write = out
@@ -445,13 +499,14 @@ class Relay:
                     run.record(out)
                 counts.add(translator.events_in - events_seen, out.count(sep))
                 events_seen = translator.events_in
-            if translator.terminated:
+            if translator.terminated or (holding and translator.held is not None):
                 return None
             if self._stop is not None:
                 return self._stop
-            chunk = await self._upstream_call(upstream.read)
-            if isinstance(chunk, str):
-                return chunk
+            read = await self._upstream_call(upstream.read)
+            if isinstance(read, str):
+                return read
+            chunk = read
         return None
 
     def _first_chunk(self) -> None:

@@ -12,7 +12,7 @@ import contextlib
 import logging
 import secrets
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,8 +23,9 @@ from aiohttp import WSCloseCode, WSMsgType, web
 from .. import Translator, codecs
 from ..codecs.framing import Framing
 from ..codecs.http import HttpSurface
-from ..codecs.requests import BadRequest, check_depth, check_id
+from ..codecs.requests import BadRequest, ChatRequest, ResumeEntry, check_depth, check_id, decision_entry
 from ..events import UNSET, RunStart
+from .asks import Resumer
 from .buffers import bound_client
 from .config import Config, Route, safe_url
 from .faults import FAULTS, fault_for_status
@@ -119,9 +120,13 @@ class Prepared:
     thread_id: str | None
 
 
-def prepare_request(route: Route, body: bytes, content_type: str) -> Prepared:
+def prepare_request(
+    route: Route, body: bytes, content_type: str, asked: Callable[[str], dict[str, str]] | None = None
+) -> Prepared:
     """The upstream request body for a client request (translated unless passthrough or same
-    protocol). A client whose protocol has runs is told a thread id: minted when it gave none."""
+    protocol). A client whose protocol has runs is told a thread id: minted when it gave none.
+    ``asked(thread)`` gives the upstream interrupt ids of what the thread's last run asked, by
+    tool call: answers the client gave by call (AI SDK approval responses) are sent by them."""
     check_depth(body)  # forwarded unchanged or not, nothing deeper goes on
     client, upstream = codecs.get(route.target).http, codecs.get(route.source).http
     mint_thread = client.runs is not None
@@ -133,14 +138,29 @@ def prepare_request(route: Route, body: bytes, content_type: str) -> Prepared:
     req = client.parse_request(body)
     if req.thread_id is None and mint_thread:
         req.thread_id = "thr-" + uuid.uuid4().hex[:12]
+    if req.resume and asked is not None and req.thread_id:
+        answer_by_call(req, asked(req.thread_id))
     return Prepared(upstream.build_request(req), "application/json", req.thread_id)
+
+
+def answer_by_call(req: ChatRequest, interrupts: dict[str, str]) -> None:
+    """Answers a client gave by tool call (AI SDK approval responses) sent as answers to the
+    upstream's interrupts: by their ids, and every interrupt the client left unanswered (one its
+    protocol cannot answer, such as an elicitation) cancelled, as a resume list covers them all."""
+    for entry in req.resume:
+        if entry.tool_call_id in interrupts:
+            entry.interrupt_id = interrupts[entry.tool_call_id]
+    answered = {entry.interrupt_id for entry in req.resume}
+    for call_id, interrupt in interrupts.items():
+        if interrupt not in answered:
+            req.resume.append(decision_entry(interrupt, False, "not answered by the client", tool_call_id=call_id))
 
 
 def make_translator(route: Route, framing: Framing) -> Translator:
     source_framing = route.source_framing
     if source_framing is None and route.upstream.startswith(("ws://", "wss://")):
         source_framing = "ndjson"
-    return Translator(
+    translator = Translator(
         route.source,
         route.target,
         source_framing=source_framing,
@@ -148,6 +168,15 @@ def make_translator(route: Route, framing: Framing) -> Translator:
         strict=True,
         max_event_size=route.max_frame_bytes,
     )
+    if asks_by_ending(route):  # what the run asks is kept; held when the client answers in the stream
+        translator.collect_asks(hold=not codecs.get(route.target).http.answers_in_next_request)
+    return translator
+
+
+def asks_by_ending(route: Route) -> bool:
+    """The upstream's runs end to ask (AG-UI interrupts) and the client speaks another protocol:
+    the proxy carries the answers between the two (asks.py)."""
+    return codecs.get(route.source).http.interrupt_id is not None and route.source != route.target
 
 
 # -- per-route handlers --------------------------------------------------------------------
@@ -185,7 +214,7 @@ class RouteHandlers:
             return json_error(503, "shutting_down", FAULTS["shutting_down"].message, cors)
         try:
             body = await read_body(request, route.max_request_bytes)
-            prepared = prepare_request(route, body, request.headers.get("Content-Type", ""))
+            prepared = prepare_request(route, body, request.headers.get("Content-Type", ""), self._asked(state))
             self._check_answers(state, body, prepared.thread_id)
         except _TooLarge:
             return json_error(413, "request_too_large", "The request body is larger than this route accepts.", cors)
@@ -211,7 +240,9 @@ class RouteHandlers:
         await resp.prepare(request)
         bound_client(request.transport, route.stream_buffer_bytes)
         upstream = self._upstream(state, request, prepared)
-        relay = Relay(state, route, translator, HttpSink(request, resp, framing), stream_id=stream_id, run=run)
+        sink = HttpSink(request, resp, framing)
+        resumer = self._resumer(state, request, prepared, translator)
+        relay = Relay(state, route, translator, sink, stream_id=stream_id, run=run, resumer=resumer)
         if run is not None:
             run.relay = relay
             if chat_key is not None:
@@ -222,9 +253,7 @@ class RouteHandlers:
         try:
             await relay.run(upstream, preamble)
         finally:
-            asked = self.surface.asked_interrupts
-            if asked is not None and prepared.thread_id:  # (a run cut short asked nothing)
-                state.asked(route.name, prepared.thread_id, asked(relay.last_write))
+            self._remember_asks(state, prepared.thread_id, relay)
             if chat_key is not None:
                 if state.chats.get(chat_key) is run:
                     del state.chats[chat_key]
@@ -233,6 +262,41 @@ class RouteHandlers:
         with contextlib.suppress(ConnectionError):
             await resp.write_eof()
         return resp
+
+    def _remember_asks(self, state: BridgeState, thread_id: str | None, relay: Relay) -> None:
+        """What the thread's run ended asking: in the client's interrupt ids (an AG-UI client's
+        next resume must answer them all) and in the upstream's (a client answering by call)."""
+        if not thread_id:
+            return
+        asked = self.surface.asked_interrupts
+        if asked is not None:  # (a run cut short asked nothing)
+            state.asked(self.route.name, thread_id, asked(relay.last_write))
+        interrupt_id = codecs.get(self.route.source).http.interrupt_id
+        if interrupt_id is not None and relay.resumer is None:
+            asks = relay.translator.asks if relay.translator.terminal is not None else []
+            state.upstream_asked(self.route.name, thread_id, {ask.call_id: interrupt_id(ask) for ask in asks})
+
+    def _asked(self, state: BridgeState) -> Callable[[str], dict[str, str]] | None:
+        if codecs.get(self.route.source).http.interrupt_id is None:
+            return None
+        return lambda thread: state.upstream_asks.get((self.route.name, thread), {})
+
+    def _resumer(
+        self, state: BridgeState, request: web.Request, prepared: Prepared, translator: Translator
+    ) -> Resumer | None:
+        """How a run that ends to ask goes on in this client's stream (None when it need not)."""
+        interrupt_id = codecs.get(self.route.source).http.interrupt_id
+        if interrupt_id is None or not translator.holds_asks:
+            return None
+        source = codecs.get(self.route.source).http
+
+        def reopen(entries: list[ResumeEntry]) -> Upstream:
+            req = source.parse_request(prepared.body)
+            req.resume = entries
+            body = source.build_request(req)
+            return self._upstream(state, request, Prepared(body, "application/json", prepared.thread_id))
+
+        return Resumer(interrupt_id, reopen, self.route.approval_timeout)
 
     def _check_answers(self, state: BridgeState, body: bytes, thread_id: str | None) -> None:
         """A request that resumes a thread whose last run ended asking (AG-UI interrupts) must
@@ -373,7 +437,18 @@ class RouteHandlers:
             return json_error(400, "bad_request", "The body is not JSON.", cors)
         except BadRequest as exc:
             return json_error(400, "bad_request", str(exc)[:300], cors)
-        url = codecs.get(route.source).http.control_url(route.upstream, route.control_url, decision)
+        pending = state.pending.get((route.name, decoded["toolCallId"]))
+        if pending is not None:  # a held run's question: answered into its resume run
+            reason, payload = decoded.get("reason"), decoded.get("payload")
+            pending.answer(
+                decoded["toolCallId"], decision == "approve", reason if isinstance(reason, str) else None, payload
+            )
+            log_event(logging.INFO, "control", route=route.name, decision=decision, status="answered")
+            return web.json_response({"ok": True}, status=self.surface.control_status, headers=cors)
+        source = codecs.get(route.source).http
+        if source.interrupt_id is not None:
+            return json_error(404, "not_found", "No open run asks about this toolCallId.", cors)
+        url = source.control_url(route.upstream, route.control_url, decision)
         if url is None:
             return json_error(501, "not_supported", "This route has no control endpoint upstream.", cors)
         headers = upstream_headers(
@@ -433,7 +508,7 @@ class RouteHandlers:
             return ws
         body = msg.data.encode() if msg.type == WSMsgType.TEXT else msg.data
         try:
-            prepared = prepare_request(route, body, "application/json")
+            prepared = prepare_request(route, body, "application/json", self._asked(state))
         except BadRequest as exc:
             await ws.close(code=WSCloseCode.INVALID_TEXT, message=str(exc)[:120].encode())
             return ws
@@ -443,7 +518,8 @@ class RouteHandlers:
         if self.surface.runs is not None:
             stream_id = str(uuid.uuid4())
             preamble = translator.feed_events([RunStart(run_id=stream_id, thread_id=prepared.thread_id or UNSET)])
-        relay = Relay(state, route, translator, WsSink(request, ws), stream_id=stream_id)
+        resumer = self._resumer(state, request, prepared, translator)
+        relay = Relay(state, route, translator, WsSink(request, ws), stream_id=stream_id, resumer=resumer)
         watcher = asyncio.create_task(self._watch(ws, relay))
         try:
             await relay.run(self._upstream(state, request, prepared), preamble)

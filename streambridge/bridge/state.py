@@ -19,6 +19,7 @@ from .logging import log_event
 from .metrics import BridgeMetrics
 
 if TYPE_CHECKING:
+    from .asks import Pending
     from .relay import Relay, Run
     from .upstream import ConnectionLimit, Upstream
 
@@ -36,6 +37,11 @@ class BridgeState:
     chats: dict[tuple[str, str], Run] = field(default_factory=dict)
     #: the interrupts each thread's last run ended asking about (route name, thread id), newest last
     interrupts: OrderedDict[tuple[str, str], list[str]] = field(default_factory=OrderedDict)
+    #: what each thread's last run asked of an upstream whose runs end to ask: (route name,
+    #: thread id) → tool call id → interrupt id, so a client's answers by call find their interrupt
+    upstream_asks: OrderedDict[tuple[str, str], dict[str, str]] = field(default_factory=OrderedDict)
+    #: the open interrupts of held runs (asks.py), by (route name, tool call id)
+    pending: dict[tuple[str, str], Pending] = field(default_factory=dict)
     relays: set[Relay] = field(default_factory=set)
     background: set[asyncio.Task[None]] = field(default_factory=set)
     draining: bool = False
@@ -52,14 +58,13 @@ class BridgeState:
             self.idle.set()
 
     def asked(self, route: str, thread_id: str, interrupts: list[str]) -> None:
-        """Remember what a thread's run ended asking (forgetting it when it asked nothing), for
-        the most recent :data:`INTERRUPT_THREADS` threads."""
-        key = (route, thread_id)
-        self.interrupts.pop(key, None)
-        if interrupts:
-            self.interrupts[key] = interrupts
-            while len(self.interrupts) > INTERRUPT_THREADS:
-                self.interrupts.popitem(last=False)
+        """Remember what a thread's run ended asking its client (forgetting it when it asked
+        nothing), for the most recent :data:`INTERRUPT_THREADS` threads."""
+        _remember(self.interrupts, (route, thread_id), interrupts)
+
+    def upstream_asked(self, route: str, thread_id: str, interrupts: dict[str, str]) -> None:
+        """Remember what a thread's run asked of its client in the upstream's interrupt ids."""
+        _remember(self.upstream_asks, (route, thread_id), interrupts)
 
     def unanswered(self, route: str, thread_id: str, answered: set[str]) -> list[str]:
         """The interrupts of the thread's last run that ``answered`` leaves out."""
@@ -95,5 +100,16 @@ class BridgeState:
 
 #: how many threads' open interrupts a proxy remembers
 INTERRUPT_THREADS = 10_000
+
+
+def _remember(table: OrderedDict[tuple[str, str], Any], key: tuple[str, str], value: Any) -> None:
+    """Keep ``value`` as the newest entry (none when empty), the table bounded to
+    :data:`INTERRUPT_THREADS` entries, oldest dropped first."""
+    table.pop(key, None)
+    if value:
+        table[key] = value
+        while len(table) > INTERRUPT_THREADS:
+            table.popitem(last=False)
+
 
 STATE = web.AppKey("streambridge_state", BridgeState)

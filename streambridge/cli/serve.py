@@ -123,6 +123,16 @@ def serve_command(
             help="Upstream silence that ends a stream.",
         ),
     ] = None,
+    approval_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--approval-timeout",
+            envvar="STREAMBRIDGE_APPROVAL_TIMEOUT",
+            metavar="SECONDS",
+            min=0,
+            help="How long a run that ended to ask (AG-UI interrupts) waits for approve / reject.",
+        ),
+    ] = None,
     first_byte_timeout: Annotated[
         float | None,
         typer.Option(
@@ -165,6 +175,7 @@ def serve_command(
         "request_mode": request_mode,
         "heartbeat": heartbeat,
         "idle_timeout": idle_timeout,
+        "approval_timeout": approval_timeout,
         "first_byte_timeout": first_byte_timeout,
         "forward_auth": forward_auth,
         "cors_origins": tuple(cors_origin) if cors_origin else None,

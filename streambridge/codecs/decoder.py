@@ -161,6 +161,12 @@ class Decoder:
         """The primary text decoded so far (an encoder fed by this decoder may share it)."""
         return self._pieces
 
+    def continues(self, previous: Decoder) -> None:
+        """Decode a run that goes on from where ``previous`` ended (an interrupted AG-UI run
+        resumed): its answer text adds to the one decoded so far, as the client sees one turn."""
+        self._text = previous._text
+        self._pieces = previous._pieces
+
     @property
     def ignored_after_terminal(self) -> int:
         """Events that came after the terminal event (a protocol violation), logged and not passed on."""

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit, urlunsplit
 
+from ..events import Event
 from .framing import Framing
 from .requests import BadRequest, ChatRequest
 
@@ -72,6 +73,13 @@ class HttpSurface:
     #: the interrupt ids the end of a stream (its last write) asks about: a protocol whose runs
     #: end to ask (AG-UI), whose next request's resume entries must answer every one of them
     asked_interrupts: Callable[[bytes], list[str]] | None = None
+    #: the interrupt id an approval request or elicitation of this protocol's streams is
+    #: answered by (AG-UI's ``resume`` entries): set for a protocol whose runs end to ask,
+    #: which therefore has no control route upstream
+    interrupt_id: Callable[[Event], str] | None = None
+    #: clients of this protocol answer an approval in their next request (AI SDK approval
+    #: responses, AG-UI resume), not on a control route while the stream waits
+    answers_in_next_request: bool = False
 
     def peek_thread_id(self, body: bytes) -> str | None:
         """The thread id of a request forwarded unchanged (passthrough), when it has one."""
@@ -84,7 +92,7 @@ class HttpSurface:
         """Where an approve / reject goes upstream: ``<configured or the protocol's base>/tool-call/<decision>``
         (None when that is not an HTTP URL)."""
         base = configured or self.upstream_control_base(upstream)
-        if not upstream_scheme_is_http(base):
+        if self.interrupt_id is not None or not upstream_scheme_is_http(base):
             return None
         return join_url(base, f"tool-call/{decision}")
 

@@ -28,6 +28,7 @@ __all__ = [
     "ResumeEntry",
     "check_depth",
     "check_id",
+    "decision_entry",
     "decode_request",
     "encode_request",
     "optional",
@@ -82,6 +83,24 @@ class ResumeEntry:
     status: str
     payload: Any = None
     metadata: dict[str, Any] | None = None
+    #: the tool call the answer is about, when the client named the call rather than the
+    #: interrupt (an AI SDK approval response): the proxy finds the interrupt by it
+    tool_call_id: str | None = None
+
+
+def decision_entry(
+    interrupt_id: str, approved: bool, reason: str | None = None, payload: Any = None, tool_call_id: str | None = None
+) -> ResumeEntry:
+    """An approve / reject as the resume entry that answers its interrupt: approved is
+    ``resolved`` with the answer (``payload``, else ``{"approved": true}``); rejected is
+    ``cancelled`` with ``{"approved": false, "reason"?}``."""
+    if approved:
+        answer = payload if payload is not None else {"approved": True}
+        return ResumeEntry(interrupt_id, "resolved", answer, tool_call_id=tool_call_id)
+    refusal: dict[str, Any] = {"approved": False}
+    if reason:
+        refusal["reason"] = reason
+    return ResumeEntry(interrupt_id, "cancelled", refusal, tool_call_id=tool_call_id)
 
 
 @dataclass

@@ -32,7 +32,7 @@ from ..requests import (
     or_unset,
     request_dropped,
 )
-from .readings import read_outcome
+from .readings import interrupt_id, read_outcome
 
 __all__ = ["HEADERS", "SURFACE", "RunAgentInput", "asked_interrupts", "build_request", "parse_request"]
 
@@ -239,4 +239,6 @@ SURFACE = HttpSurface(
     parse_request=parse_request,
     build_request=build_request,
     asked_interrupts=asked_interrupts,
+    interrupt_id=interrupt_id,  # type: ignore[arg-type]
+    answers_in_next_request=True,
 )

@@ -18,7 +18,9 @@ from ..requests import (
     BadRequest,
     ChatRequest,
     HistoryMessage,
+    ResumeEntry,
     check_id,
+    decision_entry,
     decode_request,
     encode_request,
     or_unset,
@@ -37,12 +39,23 @@ HEADERS = {
 }
 
 
+class ApprovalW(Struct, **WIRE):
+    """A tool part's ``approval``: the request's id, then the user's answer."""
+
+    id: str
+    approved: bool | UnsetType = UNSET
+    reason: str | UnsetType = UNSET
+
+
 class UiPart(Struct, **WIRE):
     type: str
     text: str | UnsetType = UNSET
     media_type: str | UnsetType = UNSET
     url: str | UnsetType = UNSET
     filename: str | UnsetType = UNSET
+    tool_call_id: str | UnsetType = UNSET
+    state: str | UnsetType = UNSET
+    approval: ApprovalW | UnsetType = UNSET
 
 
 class UiMessage(Struct, **WIRE):
@@ -83,7 +96,26 @@ def parse_request(body: bytes) -> ChatRequest:
         thread_id=check_id(w.id if isinstance(w.id, str) else None, "id"),
         history=history,
         attachments=attachments,
+        resume=_approval_answers(w.messages[last + 1 :]),
     )
+
+
+def _approval_answers(replies: list[UiMessage]) -> list[ResumeEntry]:
+    """The approvals the user answered since the last user message (``addToolApprovalResponse``
+    leaves the tool part ``approval-responded`` and sends the chat again): resume entries for
+    an upstream whose runs end to ask, by approval id and tool call."""
+    entries = []
+    for message in replies:
+        for part in message.parts:
+            approval = part.approval
+            if part.state != "approval-responded" or approval is UNSET or approval.approved is UNSET:
+                continue
+            call = check_id(part.tool_call_id, "toolCallId") if isinstance(part.tool_call_id, str) else None
+            reason = approval.reason if isinstance(approval.reason, str) else None
+            entries.append(
+                decision_entry(check_id(approval.id, "approval.id") or "", approval.approved, reason, tool_call_id=call)
+            )
+    return entries
 
 
 def build_request(req: ChatRequest) -> bytes:
@@ -109,4 +141,5 @@ SURFACE = HttpSurface(
     parse_request=parse_request,
     build_request=build_request,
     resume_path="api/chat/{chat_id}/stream",
+    answers_in_next_request=True,
 )

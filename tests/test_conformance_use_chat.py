@@ -10,6 +10,10 @@ read tool with its output, then more text in a second step).
   leaves the chat as it was.
 - Stop mid-stream: the client aborts, the proxy drops the upstream connection and asks the nest
   backend to cancel the run by its id.
+- A tool approval (tests/conformance/use-chat-approval.mjs) in front of an AG-UI agent whose run
+  ends with an interrupt: the Chat shows the tool part asking, `addToolApprovalResponse` makes it
+  send itself again, and the agent's next run carries the answer as the interrupt's `resume`
+  entry (approved → resolved, denied → cancelled with the reason), then the chat shows its text.
 
 Node.js and npm are required: without them the test is skipped with the reason printed, and
 under ``CI=true`` it fails instead (see tests/tools.py).
@@ -26,6 +30,7 @@ import pytest
 from aiohttp import web
 
 from .proxy_support import Upstream, capture, frames, proxy_config, start_proxy, url_of, write_stream
+from .test_proxy_asks import APPROVAL, AskingAgent
 from .tools import CONFORMANCE, conformance_node
 
 ROUND = CONFORMANCE / "use-chat-round.mjs"
@@ -135,3 +140,61 @@ async def test_a_use_chat_round_through_the_proxy_in_front_of_nest(node: str, ai
     await asyncio.wait_for(backend.cancel_seen.wait(), timeout=10)  # and the nest run cancelled by id
     run_id = capture(CAPTURE).headers["x-agent-run-id"]
     assert backend.cancels == [run_id]
+
+
+# -- a tool approval, answered by the real Chat, reaching an AG-UI agent as a resume entry ------
+
+APPROVAL_ROUND = CONFORMANCE / "use-chat-approval.mjs"
+
+
+async def run_approval(node: str, api: str, *args: str) -> dict[str, Any]:
+    process = await asyncio.create_subprocess_exec(
+        node,
+        str(APPROVAL_ROUND),
+        api,
+        "--text",
+        "Refund order 7",
+        *args,
+        cwd=CONFORMANCE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), timeout=120)
+    assert process.returncode == 0, err.decode()
+    return json.loads(out)
+
+
+@pytest.mark.parametrize(
+    ("args", "entry"),
+    [
+        ((), {"interruptId": "int-1", "status": "resolved", "payload": {"approved": True}}),
+        (
+            ("--deny", "too much"),
+            {"interruptId": "int-1", "status": "cancelled", "payload": {"approved": False, "reason": "too much"}},
+        ),
+    ],
+    ids=["approved", "denied"],
+)
+async def test_a_use_chat_approval_reaches_an_ag_ui_agent_as_its_resume_entry(
+    node: str, aiohttp_server, aiohttp_client, args: tuple[str, ...], entry: dict
+) -> None:
+    agent = AskingAgent([APPROVAL])
+    upstream = await aiohttp_server(agent.app())
+    proxy = await start_proxy(aiohttp_client, proxy_config(url_of(upstream, "/agent"), "ag-ui", "ai-sdk"))
+    result = await run_approval(node, url_of(proxy, "/api/chat"), *args)
+
+    assert (result["status"], result["error"]) == ("ready", None)
+    [asked] = result["asked"]  # the interrupt reached the Chat as a tool part asking for approval
+    assert asked["toolCallId"] == "call-1" and asked["state"] == "approval-requested"
+    assert len(result["requests"]) == 2  # the Chat sent itself again once answered
+    answered = result["requests"][1]["body"]["messages"][-1]["parts"]
+    assert any(p.get("state") == "approval-responded" for p in answered)
+
+    first, resumed = (msgspec.json.decode(r["body"]) for r in agent.requests)
+    assert resumed["threadId"] == first["threadId"] == result["requests"][0]["body"]["id"]
+    assert resumed["resume"] == [entry]
+    assert agent.invalid == []  # ag-ui-protocol's RunAgentInput takes both requests
+    texts = [
+        p["text"] for m in result["messages"] if m["role"] == "assistant" for p in m["parts"] if p["type"] == "text"
+    ]
+    assert texts[-1] == "Refunded."

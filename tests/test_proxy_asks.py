@@ -28,7 +28,17 @@ from streambridge.bridge.state import STATE
 from streambridge.codecs.requests import ChatRequest
 from streambridge.events import Terminal
 
-from .proxy_support import Upstream, decode, proxy_config, read_all, read_until, start_proxy, url_of, write_stream
+from .proxy_support import (
+    Upstream,
+    decode,
+    proxy_config,
+    read_all,
+    read_until,
+    start_proxy,
+    url_of,
+    without_ids,
+    write_stream,
+)
 
 APPROVAL = {"id": "int-1", "reason": "tool_approval", "toolCallId": "call-1", "message": "Refund 40 EUR?"}
 QUESTION = {"id": "int-2", "reason": "input_required", "message": "Which account?"}
@@ -239,7 +249,8 @@ async def test_an_ai_sdk_approval_response_answers_the_interrupt_it_was_asked_by
 ) -> None:
     agent, client = await front(aiohttp_server, aiohttp_client, target, [APPROVAL, QUESTION])
     first = await client.post("/api/chat", json=ui_request("chat-1"))
-    chunks = [msgspec.json.decode(line[6:]) for line in (await first.read()).split(b"\n\n") if line[6:7] == b"{"]
+    sent = without_ids(await first.read())
+    chunks = [msgspec.json.decode(line[6:]) for line in sent.split(b"\n\n") if line[6:7] == b"{"]
     asked = next(c for c in chunks if c["type"] == "tool-approval-request")
     assert asked["toolCallId"] == "call-1" and chunks[-1]["type"] == "finish"  # the stream ends: ai's way
 

@@ -309,7 +309,8 @@ async def test_client_that_stops_reading_is_dropped_and_the_upstream_cancelled(
 
     server = await aiohttp_server(stream_app(chat, "/agent/chat"))
     client = await start_proxy(
-        aiohttp_client, proxy_config(url_of(server, "/agent"), "nest", "agentkit", client_stall_timeout=0.2)
+        aiohttp_client,
+        proxy_config(url_of(server, "/agent"), "nest", "agentkit", client_stall_timeout=0.2, resume_grace=0),
     )
     resp = await client.post("/", json=TURN)
     await asyncio.wait_for(upstream.cancelled.wait(), 20)

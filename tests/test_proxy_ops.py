@@ -79,7 +79,7 @@ async def test_heartbeats_when_idle_only_between_frames(aiohttp_server, aiohttp_
     first_text = next(i for i, b in enumerate(blocks) if b'"kind":"text"' in b)
     assert b": ping" in blocks[first_text + 1 :]  # and more while the upstream was idle
     for block in blocks[:-1]:  # every block is a whole frame or a whole comment
-        assert block == b": ping" or block.startswith((b"data: ", b"event: ")), block
+        assert block == b": ping" or block.startswith((b"data: ", b"event: ", b"id: ")), block
     events = decode("nest", without_comments(body))
     want = decode("nest", reference("plain-text", "nest"))
     assert [e for e in events if type(e).__name__ != "RunStart"] == [e for e in want if type(e).__name__ != "RunStart"]
@@ -123,9 +123,11 @@ async def test_no_heartbeat_while_backed_up_or_mid_write() -> None:
 
 
 async def test_client_disconnect_cancels_the_upstream_at_once(aiohttp_server, aiohttp_client) -> None:
+    """On a route without a resume grace period (see test_proxy_resume.py for one with)."""
     upstream = Upstream()
     server = await aiohttp_server(golden_upstream(upstream, hold_after=2))
-    client = await start_proxy(aiohttp_client, proxy_config(url_of(server, "/up"), "agentkit", "agentkit"))
+    config = proxy_config(url_of(server, "/up"), "agentkit", "agentkit", resume_grace=0)
+    client = await start_proxy(aiohttp_client, config)
     resp = await client.post("/", json=TURN)
     await read_until(resp.content, b'"text_delta"', bytearray())
     await asyncio.wait_for(upstream.reached.wait(), 10)
@@ -389,7 +391,9 @@ async def test_cors(aiohttp_server, aiohttp_client) -> None:
     assert (await client.options("/agent/chat", headers={"Origin": "https://evil.example"})).status == 403
 
 
-async def test_reattach_is_refused_once_the_replay_is_over_its_limit(aiohttp_server, aiohttp_client) -> None:
+async def test_a_resume_is_refused_once_the_frames_it_needs_were_trimmed(aiohttp_server, aiohttp_client) -> None:
+    """The memory run log keeps ``replay_limit_bytes`` of a run (its newest writes): a resume
+    that needs older frames is a 404, one from a cursor still kept is served."""
     upstream = Upstream()
     server = await aiohttp_server(golden_upstream(upstream, hold_after=3))
     client = await start_proxy(
@@ -397,13 +401,17 @@ async def test_reattach_is_refused_once_the_replay_is_over_its_limit(aiohttp_ser
     )
     resp = await client.post("/agent/chat", json={"message": "hi"})
     seen = bytearray()
-    await read_until(resp.content, b'"kind":"text"', seen)
+    await read_until(resp.content, b'"kind":"text"', seen)  # one write logged: the rest is another
     await asyncio.wait_for(upstream.reached.wait(), 10)
-    attach = await client.get(f"/agent/chat/{resp.headers['X-Agent-Run-Id']}/stream")
-    assert attach.status == 404
     upstream.release.set()
     body = await read_all(resp.content, seen)
     assert body.endswith(b"event: done\ndata: {}\n\n")
+    run_id = resp.headers["X-Agent-Run-Id"]
+    assert (await client.get(f"/agent/chat/{run_id}/stream")).status == 404  # from the start: trimmed
+    last_id = body.rsplit(b"\nid: ", 1)[1].split(b"\n", 1)[0].decode()
+    late = await client.get(f"/agent/chat/{run_id}/stream?after={last_id}")
+    assert late.status == 200
+    assert (await late.read()).endswith(b"event: done\ndata: {}\n\n")
     assert msgspec.json.decode(await (await client.get("/healthz")).read())["openStreams"] == 0
 
 

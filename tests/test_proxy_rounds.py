@@ -142,8 +142,13 @@ async def test_nest_client_chats_and_decides_against_an_agentkit_backend(nest_fr
 
     followed = await read_all(follower.content, replay)
     assert without_comments(followed).split(b"\n\n", 1)[1] == without_comments(body).split(b"\n\n", 1)[1]
-    # the run is over: nothing to re-attach to, nothing to cancel
-    assert (await client.get(f"/agent/chat/{run_id}/stream")).status == 404
+    # the run is over: nothing to cancel; a re-attach from its last frame gets only its end
+    last_id = body.rsplit(b"\nid: ", 1)[1].split(b"\n", 1)[0].decode()
+    late = await client.get(f"/agent/chat/{run_id}/stream", headers={"Last-Event-ID": last_id})
+    assert late.status == 200
+    assert without_comments(await late.read()) == b'event: meta\ndata: {"runId":"' + run_id.encode() + b'"}\n\n' + (
+        b"event: done\ndata: {}\n\n"
+    )
     assert (await client.post(f"/agent/chat/{run_id}/cancel")).status == 404
 
 
@@ -252,8 +257,19 @@ async def test_agentkit_client_chats_and_approves_against_a_nest_backend(agentki
     assert type(end) is Terminal and end.status == "succeeded" and end.text == "Checking…Done."
 
 
-async def test_agentkit_client_disconnect_cancels_the_nest_run(agentkit_front) -> None:
-    backend, client = agentkit_front
+async def test_agentkit_client_disconnect_cancels_the_nest_run(aiohttp_server, aiohttp_client) -> None:
+    """On a route without a resume grace period (a client that goes is not coming back)."""
+    backend = NestBackend()
+    server = await aiohttp_server(backend.app())
+    config = proxy_config(
+        url_of(server, "/agent"),
+        "nest",
+        "agentkit",
+        headers=["x-actor-id=env:ACTOR"],
+        environ={"ACTOR": "u1"},
+        resume_grace=0,
+    )
+    client = await start_proxy(aiohttp_client, config)
     resp = await client.post("/", json={"text": "wait", "history": []})
     seen = bytearray()
     await read_until(resp.content, b'"type":"text_delta"', seen)

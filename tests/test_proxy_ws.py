@@ -83,9 +83,10 @@ async def test_websocket_cancel_message(aiohttp_server, aiohttp_client) -> None:
 
 
 async def test_websocket_client_that_goes_away_cancels_the_upstream(aiohttp_server, aiohttp_client) -> None:
+    """On a route without a resume grace period."""
     upstream = Upstream()
     server = await aiohttp_server(golden_app(upstream, "plain-text", hold_after=2))
-    client = await start_proxy(aiohttp_client, proxy_config(url_of(server, "/up"), "agentkit", "oma"))
+    client = await start_proxy(aiohttp_client, proxy_config(url_of(server, "/up"), "agentkit", "oma", resume_grace=0))
     async with connect(ws_url(client, "/ws"), proxy=None) as ws:
         await ws.send('{"prompt":"hi"}')
         while msgspec.json.decode(await ws.recv())["type"] != "text":

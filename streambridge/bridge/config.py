@@ -62,7 +62,11 @@ class Route:
     heartbeat: float = 15.0
     max_request_bytes: int = 1024 * 1024
     max_frame_bytes: int = 8 * 1024 * 1024
-    replay_limit_bytes: int = 1024 * 1024
+    #: the most of one run's output the memory run log keeps (its oldest writes are trimmed past it)
+    replay_limit_bytes: int = 8 * 1024 * 1024
+    #: with a run log, how long a run whose client disconnected goes on with no one reading it
+    #: (0: cancelled at once, as on a proxy without a run log)
+    resume_grace: float = 30.0
     #: what a stream may hold at each buffer between the upstream and a slow client (buffers.py)
     stream_buffer_bytes: int = 64 * 1024
     client_stall_timeout: float = 60.0
@@ -91,6 +95,19 @@ class Config:
     max_upstream_connections: int = 1000
     #: seconds an idle upstream connection is kept for the next stream (0: closed at once)
     upstream_keepalive: float = 15.0
+    #: where runs are logged for resume: ``memory`` (this process), ``redis://…`` (shared) or ``off``
+    run_log: str = "memory"
+    #: seconds a run's log is kept after its last write
+    run_log_ttl: float = 600.0
+    #: the most the memory run log holds in all (oldest finished runs evicted first)
+    run_log_bytes: int = 256 * 1024 * 1024
+    #: seconds an instance's claim on its runs lasts unrenewed (Redis): then another ends them
+    run_log_lease: float = 5.0
+    #: entries kept per run in Redis (approximately: ``XADD … MAXLEN ~``)
+    run_log_maxlen: int = 100_000
+    #: the request header naming the identity that owns a run (set by a gateway); without it,
+    #: a hash of the client's Authorization and Cookie headers
+    owner_header: str | None = None
 
 
 #: route settings that may also come from ``STREAMBRIDGE_<NAME>`` and ``[defaults]`` in routes.toml.
@@ -221,7 +238,8 @@ def load_routes_toml(
     """Routes from a TOML file, and its ``[server]`` table.
 
     ```toml
-    [server]            # host, port, log_json, drain_timeout, max_upstream_connections, upstream_keepalive
+    [server]            # host, port, log_json, drain_timeout, max_upstream_connections, upstream_keepalive,
+                        # run_log, run_log_ttl, run_log_bytes, run_log_lease, run_log_maxlen, owner_header
     [defaults]          # any route setting, for every route
     [[routes]]
     name = "support"
@@ -279,6 +297,8 @@ def build_config(
     upstream_headers: Iterable[str] = (),
     config_file: str | Path | None = None,
     log_json: bool | None = None,
+    run_log: str | None = None,
+    owner_header: str | None = None,
     settings: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Config:
@@ -324,7 +344,31 @@ def build_config(
         upstream_keepalive=_keepalive(
             server.get("upstream_keepalive", env.get(ENV_PREFIX + "UPSTREAM_KEEPALIVE", 15.0))
         ),
+        run_log=_run_log(run_log or server.get("run_log") or env.get(ENV_PREFIX + "RUN_LOG") or "memory"),
+        run_log_ttl=_positive(server, env, "run_log_ttl", 600.0),
+        run_log_bytes=int(_positive(server, env, "run_log_bytes", 256 * 1024 * 1024)),
+        run_log_lease=_positive(server, env, "run_log_lease", 5.0),
+        run_log_maxlen=int(_positive(server, env, "run_log_maxlen", 100_000)),
+        owner_header=owner_header or server.get("owner_header") or env.get(ENV_PREFIX + "OWNER_HEADER") or None,
     )
+
+
+def _run_log(value: str) -> str:
+    value = str(value).strip()
+    if value in ("memory", "off") or value.startswith(("redis://", "rediss://", "unix://")):
+        return value
+    raise ConfigError(f"run_log {safe_url(value)!r}: expected memory, off or a redis:// URL")
+
+
+def _positive(server: Mapping[str, Any], env: Mapping[str, str], name: str, default: float) -> float:
+    value = server.get(name, env.get(ENV_PREFIX + name.upper(), default))
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} {value!r} is not a number") from None
+    if number <= 0:
+        raise ConfigError(f"{name} must be positive")
+    return number
 
 
 def _keepalive(value: Any) -> float:

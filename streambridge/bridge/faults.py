@@ -59,6 +59,8 @@ FAULTS: dict[str, Fault] = {
         Fault("shutting_down", "The proxy is restarting. Please try again."),
         Fault("client_stalled", "The client stopped reading the stream."),
         Fault("proxy_error", "The proxy failed while relaying the answer."),
+        Fault("run_lost", "The proxy instance that was relaying this answer stopped. Please try again."),
+        Fault("run_log_unavailable", "The proxy lost the log of this answer. Please try again."),
     )
 }
 

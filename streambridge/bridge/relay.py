@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any
 
 from .. import Translator
 from ..codecs import StreamError
@@ -22,6 +22,7 @@ from .asks import Pending, Resumer
 from .faults import FAULTS, UpstreamFault, fault_from_stream_error, terminal_for
 from .logging import log_event
 from .metrics import StreamCounts
+from .runlog import RunWriter
 from .upstream import Upstream
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from .config import Route
     from .state import BridgeState
 
-__all__ = ["PING", "Follower", "HttpSink", "Relay", "Run", "Watchdog", "WsSink"]
+__all__ = ["PING", "ClientGone", "HttpSink", "Relay", "Watchdog", "WsSink"]
 
 PING = b": ping\n\n"
 
@@ -179,97 +180,23 @@ class Watchdog:
                     await self.beat()
 
 
-class Follower:
-    """A ``GET …/chat/:runId/stream`` subscriber: the run's output so far, then live chunks.
+class _Gone(Sink):
+    """Where a run's output goes once its client is gone: nowhere (it is in the run log)."""
 
-    It has a buffer of its own, never the run's: when it holds more than ``limit`` bytes not yet
-    written to its client, the follower is dropped (``behind``; its handler closes the
-    connection, and the client may re-attach). The run and its first client never wait for it."""
-
-    def __init__(self, backlog: list[bytes], limit: int) -> None:
-        self.pending: list[bytes] = list(backlog)
-        self.pending_bytes = sum(map(len, backlog))
-        self.limit = max(limit, self.pending_bytes)
-        self.closed = False
-        self.behind = False
-        self._ready = asyncio.Event()
-        if backlog:
-            self._ready.set()
-
-    def push(self, data: bytes) -> None:
-        if self.closed:
-            return
-        self.pending.append(data)
-        self.pending_bytes += len(data)
-        if self.pending_bytes > self.limit:
-            self.behind = True
-            self.pending.clear()
-            self.close()
-        self._ready.set()
-
-    def close(self) -> None:
-        self.closed = True
-        self._ready.set()
-
-    async def chunks(self) -> AsyncIterator[bytes]:
-        while True:
-            await self._ready.wait()
-            self._ready.clear()
-            if self.pending:
-                data = b"".join(self.pending)
-                self.pending.clear()
-                self.pending_bytes = 0
-                yield data
-            if self.closed and not self.pending:
-                return
+    async def write(self, data: bytes) -> None:
+        pass
 
 
-class Run:
-    """A run of a client protocol with runs, seen by the proxy: cancel by id, re-attach while it is
-    live (bounded replay)."""
-
-    def __init__(self, run_id: str, thread_id: str, replay_limit: int, framing: Framing = "sse") -> None:
-        self.run_id = run_id
-        self.framing = framing
-        self.thread_id = thread_id
-        self.replay: list[bytes] | None = []
-        self.replay_bytes = 0
-        self.replay_limit = replay_limit
-        self.followers: list[Follower] = []
-        self.relay: Relay | None = None
-        self.finished = False
-
-    def record(self, data: bytes) -> None:
-        """Keep the output for re-attaches and hand it to each follower (never waiting for one)."""
-        if self.replay is not None:
-            self.replay_bytes += len(data)
-            if self.replay_bytes > self.replay_limit:
-                self.replay = None  # too big to keep: live attaches still work, new ones get 404
-            else:
-                self.replay.append(data)
-        for follower in self.followers:
-            follower.push(data)
-
-    def attach(self) -> Follower | None:
-        if self.finished or self.replay is None:
-            return None
-        follower = Follower(self.replay, self.replay_limit)
-        self.followers.append(follower)
-        return follower
-
-    def detach(self, follower: Follower) -> None:
-        if follower in self.followers:
-            self.followers.remove(follower)
-        follower.close()
-
-    def finish(self) -> None:
-        self.finished = True
-        for follower in self.followers:
-            follower.close()
+async def _discard(data: bytes) -> None:
+    return None
 
 
 class Relay:
-    """One proxied stream. ``interrupt`` ends it early with a cancelled or shutdown terminal."""
+    """One proxied stream. ``interrupt`` ends it early with a cancelled or shutdown terminal.
+
+    With a run log (``log``) every write is numbered and logged before the client gets it. With
+    ``grace`` too, the run outlives its client: when the client goes, the run goes on into the
+    log, and is cancelled only after ``grace`` seconds in which no one reads it."""
 
     def __init__(
         self,
@@ -279,7 +206,8 @@ class Relay:
         sink: Sink,
         *,
         stream_id: str,
-        run: Run | None = None,
+        log: RunWriter | None = None,
+        grace: float | None = None,
         resumer: Resumer | None = None,
     ) -> None:
         self.state = state
@@ -290,7 +218,11 @@ class Relay:
         self.translator = translator
         self.sink = sink
         self.stream_id = stream_id
-        self.run_entry = run
+        self.log = log
+        self.grace = grace
+        self.client_lost = False
+        self._grace_task: asyncio.Task[None] | None = None
+        self._dog_task: asyncio.Task[None] | None = None
         self.upstream: Upstream | None = None
         self.outcome = "open"
         self._stop: str | None = None
@@ -332,12 +264,12 @@ class Relay:
             metrics.heartbeats.labels(name).inc,
             self._on_stall,
         )
-        dog_task = asyncio.create_task(watchdog.run())
+        dog_task = self._dog_task = asyncio.create_task(watchdog.run())
         try:
             if watchdog.interval:
                 preamble += PING  # one before the first upstream byte
             if preamble:
-                await self._write(preamble, record=False)
+                await self._write(preamble, log=False)
             try:
                 fault = await self._pump(upstream, counts)
             except (asyncio.CancelledError, ClientGone, ConnectionError):
@@ -369,14 +301,16 @@ class Relay:
             self._client_gone("client_disconnected")
         finally:
             dog_task.cancel()
+            if self._grace_task is not None:
+                self._grace_task.cancel()
             counts.flush()
             metrics.open_streams.labels(name).dec()
             metrics.streams.labels(name, self.outcome).inc()
             self.state.closed(self)
             if self.resumer is not None:
                 self._forget_asks()
-            if self.run_entry is not None:
-                self.run_entry.finish()
+            if self.log is not None:
+                self.log.finish()
             log_event(
                 logging.INFO,
                 "stream_end",
@@ -465,11 +399,11 @@ class Relay:
         assert upstream is not None
         translator = self.translator
         feed = translator.feed
-        write = self.sink.write
+        write: Callable[[bytes], Coroutine[Any, Any, None]] = self.sink.write
         dog = self._watchdog
         assert dog is not None
         clock = dog.loop.time
-        run = self.run_entry
+        log = self.log
         sep = self._sep
         events_seen = translator.events_in  # (a resume run adds to the first run's count)
         holding = self.resumer is not None
@@ -490,13 +424,18 @@ class Relay:
             if holding and len(translator.asks) != self._asks_seen:
                 self._register_asks()
             if out:
+                if log is not None:
+                    out = log.append(out)  # numbered and logged before the client has it
                 dog.writing_since = clock()
                 self.last_write = out
-                await write(out)
+                try:
+                    await write(out)
+                except (ClientGone, ConnectionError):
+                    if self.grace is None:
+                        raise
+                    write = self.lose_client()
                 dog.writing_since = None
                 dog.last = clock()
-                if run is not None:
-                    run.record(out)
                 counts.add(translator.events_in - events_seen, out.count(sep))
                 events_seen = translator.events_in
             if translator.terminated or (holding and translator.held is not None):
@@ -521,13 +460,52 @@ class Relay:
         if self.route.source_framing is None and framing is not None and framing != self.translator.decoder.framing:
             self.translator.use_source_framing(framing)
 
-    async def _write(self, data: bytes, *, record: bool = True) -> None:
+    async def _write(self, data: bytes, *, log: bool = True) -> None:
         assert self._watchdog is not None
+        if log and self.log is not None:
+            data = self.log.append(data)
         self.last_write = data
-        await self._watchdog.write(data)
-        run = self.run_entry
-        if record and run is not None:
-            run.record(data)
+        try:
+            await self._watchdog.write(data)
+        except (ClientGone, ConnectionError):
+            if self.grace is None:
+                raise
+            self.lose_client()
+
+    # -- a run that outlives its client --------------------------------------------------
+
+    def lose_client(self) -> Callable[[bytes], Coroutine[Any, Any, None]]:
+        """The client is gone: the run goes on into its log while someone may come back to it
+        (cancelled after ``grace`` seconds with no reader). The write to use from now on."""
+        if self.client_lost:
+            return _discard
+        self.client_lost = True
+        self.sink = _Gone()
+        if self._watchdog is not None:
+            self._watchdog.sink = self.sink
+            self._watchdog.interval = 0.0
+        if self._dog_task is not None:
+            self._dog_task.cancel()
+        log_event(logging.INFO, "client_lost", route=self.route.name, stream=self.stream_id, grace=self.grace)
+        if self._stop is None:
+            self._grace_task = asyncio.get_running_loop().create_task(self._grace_period())
+        return _discard
+
+    async def _grace_period(self) -> None:
+        """Cancel the run once it has had no reader for ``grace`` seconds."""
+        runlog = self.state.runlog
+        grace = self.grace or 0.0
+        loop = asyncio.get_running_loop()
+        unread_since = loop.time()
+        step = min(max(grace / 4, 0.05), 1.0)
+        while grace > 0:
+            await asyncio.sleep(step)
+            if runlog is not None and await runlog.has_readers(self.stream_id):
+                unread_since = loop.time()
+            elif loop.time() - unread_since >= grace:
+                break
+        log_event(logging.INFO, "grace_over", route=self.route.name, stream=self.stream_id)
+        self.interrupt("client_gone")
 
     def _finish(self, fault: str | None) -> bytes:
         """The end of the output: the upstream's terminal, or the fault's."""
@@ -575,8 +553,8 @@ class Relay:
         if self.upstream is not None:
             self.upstream.abort()
         tail = self.translator.abort(Terminal(status="cancelled"))
-        if self.run_entry is not None and tail:
-            self.run_entry.record(tail)
+        if self.log is not None and tail:
+            self.log.append(tail)
         self.state.cancel_upstream(self.route, self.upstream)
 
     def _count_fault(self, code: str, info: UpstreamFault | None) -> None:

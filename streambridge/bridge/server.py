@@ -12,7 +12,7 @@ import contextlib
 import logging
 import secrets
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +31,8 @@ from .config import Config, Route, safe_url
 from .faults import FAULTS, fault_for_status
 from .logging import log_event, setup_logging
 from .metrics import CONTENT_TYPE_LATEST
-from .relay import PING, ClientGone, Follower, HttpSink, Relay, Run, Watchdog, WsSink
+from .relay import PING, ClientGone, HttpSink, Relay, Sink, Watchdog, WsSink
+from .runlog import Gap, RunInfo, RunWriter, after_key, identity, open_run_log
 from .state import STATE, BridgeState
 from .surfaces import upstream_headers
 from .upstream import ConnectionLimit, Upstream, make_session, open_upstream
@@ -41,6 +42,8 @@ __all__ = ["STATE", "BindError", "BridgeState", "create_app", "run_app"]
 _CONTROL_BODY_LIMIT = 64 * 1024
 _WS_REQUEST_TIMEOUT = 30.0
 _ACCEPT = {"sse": "text/event-stream", "ndjson": "application/x-ndjson"}
+#: the response header naming a stream's run on a proxy with a run log (for ``runs/<id>/stream``)
+RUN_ID_HEADER = "X-Streambridge-Run-Id"
 
 
 def _valid_id(value: str) -> bool:
@@ -91,7 +94,7 @@ def cors_headers(route: Route, request: web.Request) -> dict[str, str]:
     return {
         "Access-Control-Allow-Origin": allowed,
         "Vary": "Origin",
-        "Access-Control-Expose-Headers": "X-Agent-Run-Id, X-Agent-Thread-Id",
+        "Access-Control-Expose-Headers": f"X-Agent-Run-Id, X-Agent-Thread-Id, {RUN_ID_HEADER}",
     }
 
 
@@ -197,8 +200,11 @@ class RouteHandlers:
         if surface.runs is not None:
             router.add_get(p + surface.runs.stream_path, self.attach)
             router.add_post(p + surface.runs.cancel_path, self.cancel)
+        router.add_get(p + "runs/{run_id}/stream", self.attach)
+        router.add_post(p + "runs/{run_id}/cancel", self.cancel)
         if surface.resume_path is not None:
             router.add_get(p + surface.resume_path, self.resume)
+            router.add_delete(p + surface.resume_path, self.stop_chat)
         router.add_post(p + surface.control_path.replace("{decision}", "{decision:approve|reject}"), self.decide)
         router.add_get(p + "ws", self.websocket)
         if self.route.cors_origins:
@@ -223,45 +229,92 @@ class RouteHandlers:
         framing = negotiate_framing(route, request.headers.get("Accept"))
         translator = make_translator(route, framing)
         headers = stream_headers(route, request, framing)
-        preamble, run = b"", None
+        preamble = b""
         stream_id = secrets.token_hex(6)
         runs = self.surface.runs
         if runs is not None:  # the proxy's run: its ids in headers and a run start before anything else
-            run = Run(str(uuid.uuid4()), prepared.thread_id or "", route.replay_limit_bytes, framing)
-            stream_id = run.run_id
-            headers[runs.run_id_header] = run.run_id
-            headers[runs.thread_id_header] = run.thread_id
-            preamble = translator.feed_events([RunStart(run_id=run.run_id, thread_id=run.thread_id)])
-        chat_key = None
-        if self.surface.resume_path is not None and prepared.thread_id:  # resumable by its chat id
-            run = Run(stream_id, prepared.thread_id, route.replay_limit_bytes, framing)
-            chat_key = (route.name, prepared.thread_id)
+            stream_id = str(uuid.uuid4())
+            headers[runs.run_id_header] = stream_id
+            headers[runs.thread_id_header] = prepared.thread_id or ""
+            preamble = translator.feed_events([RunStart(run_id=stream_id, thread_id=prepared.thread_id or "")])
+        elif state.runlog is not None:
+            stream_id = str(uuid.uuid4())
+        log = self._begin_log(state, request, stream_id, framing, prepared.thread_id)
+        if log is not None:
+            headers[RUN_ID_HEADER] = stream_id
         resp = web.StreamResponse(status=self.surface.chat_status, headers=headers)
         await resp.prepare(request)
         bound_client(request.transport, route.stream_buffer_bytes)
         upstream = self._upstream(state, request, prepared)
         sink = HttpSink(request, resp, framing)
         resumer = self._resumer(state, request, prepared, translator)
-        relay = Relay(state, route, translator, sink, stream_id=stream_id, run=run, resumer=resumer)
-        if run is not None:
-            run.relay = relay
-            if chat_key is not None:
-                state.chats[chat_key] = run  # a newer chat of the same id replaces an older one
-            else:
-                state.runs[run.run_id] = run
+        relay = self._relay(state, translator, sink, stream_id, log, resumer)
         log_event(logging.INFO, "stream_start", route=route.name, stream=stream_id, upstream=safe_url(route.upstream))
+        await self._run(state, relay, self._relayed(state, relay, upstream, preamble, prepared.thread_id))
+        if not relay.client_lost:
+            with contextlib.suppress(ConnectionError):
+                await resp.write_eof()
+        return resp
+
+    def _begin_log(
+        self, state: BridgeState, request: web.Request, run_id: str, framing: Framing, thread_id: str | None
+    ) -> RunWriter | None:
+        """The run's log (None without one): its output, numbered, for readers on any instance."""
+        if state.runlog is None:
+            return None
+        chat_id = thread_id or "" if self.surface.resume_path is not None else ""
+        info = RunInfo(
+            run_id=run_id,
+            route=self.route.name,
+            owner=identity(request.headers, state.config.owner_header),
+            instance=state.runlog.instance,
+            target=self.route.target,
+            framing=framing,
+            skip_named=framing == "sse" and self.surface.unnumbered_named_frames,
+            thread_id=thread_id or "",
+            chat_id=chat_id,
+        )
+        return state.runlog.begin(info)
+
+    def _relay(
+        self,
+        state: BridgeState,
+        translator: Translator,
+        sink: Sink,
+        stream_id: str,
+        log: RunWriter | None,
+        resumer: Resumer | None,
+    ) -> Relay:
+        grace = self.route.resume_grace if log is not None and self.route.resume_grace > 0 else None
+        relay = Relay(state, self.route, translator, sink, stream_id=stream_id, log=log, grace=grace, resumer=resumer)
+        state.live[stream_id] = relay
+        return relay
+
+    async def _relayed(
+        self, state: BridgeState, relay: Relay, upstream: Upstream, preamble: bytes, thread_id: str | None
+    ) -> None:
         try:
             await relay.run(upstream, preamble)
         finally:
-            self._remember_asks(state, prepared.thread_id, relay)
-            if chat_key is not None:
-                if state.chats.get(chat_key) is run:
-                    del state.chats[chat_key]
-            elif run is not None:
-                state.runs.pop(run.run_id, None)
-        with contextlib.suppress(ConnectionError):
-            await resp.write_eof()
-        return resp
+            self._remember_asks(state, thread_id, relay)
+            if state.live.get(relay.stream_id) is relay:
+                del state.live[relay.stream_id]
+
+    @staticmethod
+    async def _run(state: BridgeState, relay: Relay, work: Coroutine[Any, Any, None]) -> None:
+        """Relay in the handler; a run that outlives its client in a task of its own, which the
+        handler's cancellation (its client went away) does not reach."""
+        if relay.grace is None:
+            await work
+            return
+        task = asyncio.get_running_loop().create_task(work)
+        state.background.add(task)
+        task.add_done_callback(state.background.discard)
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            relay.lose_client()
+            raise
 
     def _remember_asks(self, state: BridgeState, thread_id: str | None, relay: Relay) -> None:
         """What the thread's run ended asking: in the client's interrupt ids (an AG-UI client's
@@ -332,46 +385,75 @@ class RouteHandlers:
     # -- runs (re-attach, cancel); approve / reject ----------------------------------------------
 
     async def attach(self, request: web.Request) -> web.StreamResponse:
+        """``GET …/runs/<runId>/stream`` (and nest's ``chat/<runId>/stream``): the run's frames
+        after the client's cursor (``?after=`` or ``Last-Event-ID``; from the start without one),
+        then live ones, then its end."""
         state = request.app[STATE]
-        route = self.route
+        cors = cors_headers(self.route, request)
         run_id = request.match_info["run_id"]
         if not _valid_id(run_id):
-            return json_error(400, "bad_request", "runId: expected a printable id of at most 256 characters")
-        run = state.runs.get(run_id)
-        follower = run.attach() if run is not None else None
-        if run is None or follower is None:
-            return json_error(404, "not_found", f"no active run {run_id[:80]}")
-        headers = stream_headers(route, request, run.framing)
-        assert self.surface.runs is not None  # mounted only for protocols with runs
-        headers[self.surface.runs.run_id_header] = run.run_id
-        start = RunStart(run_id=run.run_id, thread_id=run.thread_id)
-        meta = codecs.get(route.target).encoder(run.framing).encode([start])
-        return await self._follow(request, run, follower, headers, meta)
+            return json_error(400, "bad_request", "runId: expected a printable id of at most 256 characters", cors)
+        try:
+            after = after_key(request.query.get("after", request.headers.get("Last-Event-ID")))
+        except ValueError:
+            return json_error(400, "bad_request", "after / Last-Event-ID: expected a non-negative integer", cors)
+        info = await self._owned_run(state, request, run_id)
+        if info is None:
+            return json_error(404, "not_found", f"no run {run_id[:80]}", cors)
+        head = b""
+        headers = stream_headers(self.route, request, info.framing)  # type: ignore[arg-type]
+        headers[RUN_ID_HEADER] = run_id
+        runs = self.surface.runs
+        if runs is not None:  # a run start again, naming only the run (as nest's re-attach does)
+            headers[runs.run_id_header] = run_id
+            start = RunStart(run_id=run_id, resumed=True)
+            head = codecs.get(self.route.target).encoder(info.framing).encode([start])  # type: ignore[arg-type]
+        return await self._follow(request, info, after, headers, head)
 
     async def resume(self, request: web.Request) -> web.StreamResponse:
-        """``GET <chat>/<chatId>/stream``: the chat's live stream from its start; ``204`` when none is
-        active (finished, never started, or too long to replay)."""
+        """``GET <chat>/<chatId>/stream``: the chat's live run again, from its start; ``204`` when
+        none is active (finished, never started, or its log expired)."""
         state = request.app[STATE]
-        chat_id = request.match_info["chat_id"]
         cors = cors_headers(self.route, request)
+        chat_id = request.match_info["chat_id"]
         if not _valid_id(chat_id):
             return json_error(400, "bad_request", "chatId: expected a printable id of at most 256 characters", cors)
-        run = state.chats.get((self.route.name, chat_id))
-        follower = run.attach() if run is not None else None
-        if run is None or follower is None:
+        run_id = await state.runlog.chat_run(self.route.name, chat_id) if state.runlog is not None else None
+        info = await state.runlog.lookup(run_id) if state.runlog is not None and run_id else None
+        if info is None or info.finished:
             return web.Response(status=204, headers=cors)
-        headers = stream_headers(self.route, request, run.framing)
-        return await self._follow(request, run, follower, headers, b"")
+        if info.owner != identity(request.headers, state.config.owner_header):
+            return json_error(404, "not_found", f"no chat {chat_id[:80]}", cors)
+        headers = stream_headers(self.route, request, info.framing)  # type: ignore[arg-type]
+        headers[RUN_ID_HEADER] = info.run_id
+        return await self._follow(request, info, 0, headers, b"")
+
+    async def _owned_run(self, state: BridgeState, request: web.Request, run_id: str) -> RunInfo | None:
+        """The run's info, when it is logged on this route and the request comes from its owner."""
+        if state.runlog is None:
+            return None
+        info = await state.runlog.lookup(run_id)
+        if info is None or info.route != self.route.name:
+            return None
+        if info.owner != identity(request.headers, state.config.owner_header):
+            return None  # another identity's run: as if there were none
+        return info
 
     async def _follow(
-        self, request: web.Request, run: Run, follower: Follower, headers: dict[str, str], head: bytes
+        self, request: web.Request, info: RunInfo, after: int, headers: dict[str, str], head: bytes
     ) -> web.StreamResponse:
-        """Stream a run to one more reader: ``head``, what it has sent so far, then live chunks."""
+        """Stream a logged run to one more reader: ``head``, the frames after key ``after``, live
+        ones, the end. A reader that falls behind what the log keeps is cut off (it may resume)."""
         state = request.app[STATE]
         route = self.route
-        run_id = run.run_id
+        runlog = state.runlog
+        assert runlog is not None
+        try:
+            await runlog.check(info, after)
+        except Gap:
+            return json_error(404, "not_found", "the run's frames after this cursor are no longer kept")
         resp = web.StreamResponse(status=200, headers=headers)
-        sink = HttpSink(request, resp, run.framing)
+        sink = HttpSink(request, resp, info.framing)  # type: ignore[arg-type]
         watchdog = Watchdog(
             sink,
             route.heartbeat,
@@ -385,38 +467,59 @@ class RouteHandlers:
             await resp.prepare(request)
             bound_client(request.transport, route.stream_buffer_bytes)
             await watchdog.write(head + (PING if watchdog.interval else b""))
-            async for data in follower.chunks():
+            async for data in runlog.read(info, after):
                 await watchdog.write(data)
-            if follower.behind:  # it fell behind the run: cut it off (it may re-attach)
-                state.metrics.followers_dropped.labels(route.name).inc()
-                log_event(logging.INFO, "follower_dropped", route=route.name, stream=run_id)
-                sink.abort()
-                return resp
             with contextlib.suppress(ConnectionError):
                 await resp.write_eof()
-        except (ClientGone, ConnectionError):  # the follower's client went away: the run goes on
-            log_event(logging.INFO, "attach_end", route=route.name, stream=run_id)
+        except Gap:  # it fell behind what the log keeps: cut it off (it may resume)
+            state.metrics.followers_dropped.labels(route.name).inc()
+            log_event(logging.INFO, "follower_dropped", route=route.name, stream=info.run_id)
+            sink.abort()
+        except (ClientGone, ConnectionError):  # the reader went away: the run goes on
+            log_event(logging.INFO, "attach_end", route=route.name, stream=info.run_id)
         finally:
             dog_task.cancel()
-            run.detach(follower)
             state.metrics.open_streams.labels(route.name).dec()
         return resp
 
     async def cancel(self, request: web.Request) -> web.Response:
+        """``POST …/runs/<runId>/cancel`` (and nest's ``chat/<runId>/cancel``), on any instance."""
         state = request.app[STATE]
         run_id = request.match_info["run_id"]
+        cors = cors_headers(self.route, request)
         if not _valid_id(run_id):
-            return json_error(400, "bad_request", "runId: expected a printable id of at most 256 characters")
-        run = state.runs.get(run_id)
-        if run is None or run.relay is None or run.finished:
-            return json_error(404, "not_found", f"no active run {run_id[:80]}")
-        run.relay.interrupt("cancelled")
+            return json_error(400, "bad_request", "runId: expected a printable id of at most 256 characters", cors)
+        if not await self._cancel(state, request, run_id):
+            return json_error(404, "not_found", f"no active run {run_id[:80]}", cors)
         log_event(logging.INFO, "stream_cancel", route=self.route.name, stream=run_id)
         runs = self.surface.runs
-        assert runs is not None  # mounted only for protocols with runs
-        return web.json_response(
-            runs.cancel_answer, status=runs.cancel_status, headers=cors_headers(self.route, request)
-        )
+        if runs is None:
+            return web.json_response({"cancelled": True}, headers=cors)
+        return web.json_response(runs.cancel_answer, status=runs.cancel_status, headers=cors)
+
+    async def stop_chat(self, request: web.Request) -> web.Response:
+        """``DELETE <chat>/<chatId>/stream``: stop the chat's live run (an AI SDK client's stop,
+        which a dropped connection no longer means), on any instance."""
+        state = request.app[STATE]
+        cors = cors_headers(self.route, request)
+        chat_id = request.match_info["chat_id"]
+        if not _valid_id(chat_id):
+            return json_error(400, "bad_request", "chatId: expected a printable id of at most 256 characters", cors)
+        run_id = await state.runlog.chat_run(self.route.name, chat_id) if state.runlog is not None else None
+        if run_id is None or not await self._cancel(state, request, run_id):
+            return json_error(404, "not_found", f"no active chat {chat_id[:80]}", cors)
+        log_event(logging.INFO, "stream_cancel", route=self.route.name, stream=run_id)
+        return web.Response(status=204, headers=cors)
+
+    async def _cancel(self, state: BridgeState, request: web.Request, run_id: str) -> bool:
+        """Cancel a live run of this route's: here, or on the instance that owns it."""
+        if state.runlog is None:  # no log: only this instance's runs, owned by no one
+            relay = state.live.get(run_id)
+            return relay is not None and relay.route is self.route and state.cancel_live(run_id)
+        info = await self._owned_run(state, request, run_id)
+        if info is None or info.finished:
+            return False
+        return await state.runlog.cancel(info)
 
     async def decide(self, request: web.Request) -> web.Response:
         """``tool-call/approve|reject {toolCallId, reason?}``, forwarded to the upstream's control route."""
@@ -479,7 +582,7 @@ class RouteHandlers:
         asked = request.headers.get("Access-Control-Request-Headers", "content-type, accept")
         headers.update(
             {
-                "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+                "Access-Control-Allow-Methods": "GET, POST, DELETE, OPTIONS",
                 "Access-Control-Allow-Headers": ", ".join(h.strip() for h in asked.split(",") if h.strip().isascii()),
                 "Access-Control-Max-Age": "600",
             }
@@ -515,30 +618,37 @@ class RouteHandlers:
         translator = make_translator(route, "ndjson")
         preamble = b""
         stream_id = secrets.token_hex(6)
-        if self.surface.runs is not None:
+        if self.surface.runs is not None or state.runlog is not None:
             stream_id = str(uuid.uuid4())
+        if self.surface.runs is not None:
             preamble = translator.feed_events([RunStart(run_id=stream_id, thread_id=prepared.thread_id or UNSET)])
+        log = self._begin_log(state, request, stream_id, "ndjson", prepared.thread_id)
         resumer = self._resumer(state, request, prepared, translator)
-        relay = Relay(state, route, translator, WsSink(request, ws), stream_id=stream_id, resumer=resumer)
+        relay = self._relay(state, translator, WsSink(request, ws), stream_id, log, resumer)
         watcher = asyncio.create_task(self._watch(ws, relay))
+        upstream = self._upstream(state, request, prepared)
         try:
-            await relay.run(self._upstream(state, request, prepared), preamble)
+            await self._run(state, relay, self._relayed(state, relay, upstream, preamble, prepared.thread_id))
         finally:
             watcher.cancel()
-        if not ws.closed:
+        if not ws.closed and not relay.client_lost:
             code = WSCloseCode.GOING_AWAY if relay.outcome == "shutting_down" else WSCloseCode.OK
             await ws.close(code=code)
         return ws
 
     @staticmethod
     async def _watch(ws: web.WebSocketResponse, relay: Relay) -> None:
-        """Client messages after the request: ``{"type":"cancel"}`` cancels; a close ends the stream."""
+        """Client messages after the request: ``{"type":"cancel"}`` cancels; a close ends the
+        stream, or, for a run that outlives its client, leaves it to its readers."""
         async for msg in ws:
             if msg.type == WSMsgType.TEXT and '"cancel"' in msg.data:
                 with contextlib.suppress(msgspec.DecodeError):
                     if msgspec.json.decode(msg.data) == {"type": "cancel"}:
                         relay.interrupt("cancelled")
-        relay.interrupt("client_gone")
+        if relay.grace is None:
+            relay.interrupt("client_gone")
+        else:
+            relay.lose_client()
 
 
 # -- app -----------------------------------------------------------------------------------
@@ -557,6 +667,18 @@ async def metrics_handler(request: web.Request) -> web.Response:
 
 async def _session_ctx(app: web.Application) -> AsyncIterator[None]:
     state = app[STATE]
+    config = state.config
+    state.runlog = open_run_log(
+        config.run_log,
+        state.instance,
+        run_bytes=max(r.replay_limit_bytes for r in config.routes),
+        total_bytes=config.run_log_bytes,
+        ttl=config.run_log_ttl,
+        lease=config.run_log_lease,
+        maxlen=config.run_log_maxlen,
+    )
+    if state.runlog is not None:
+        await state.runlog.start(state.cancel_live)
     state.session = make_session(state.config.upstream_keepalive)
     metrics = state.metrics
     state.limit = ConnectionLimit(
@@ -564,6 +686,8 @@ async def _session_ctx(app: web.Application) -> AsyncIterator[None]:
     )
     yield
     await state.session.close()
+    if state.runlog is not None:
+        await state.runlog.stop()
 
 
 async def _drain(app: web.Application) -> None:
@@ -664,4 +788,5 @@ def _announce(config: Config, address: tuple[Any, ...]) -> None:
             target=route.target,
             mode=route.request_mode,
         )
+    log_event(logging.INFO, "run_log", backend=safe_url(config.run_log) if "://" in config.run_log else config.run_log)
     log_event(logging.INFO, "listening", host=address[0], port=address[1])

@@ -1,10 +1,11 @@
 """What one proxy app shares across its streams: configuration, metrics, the upstream session and
-connection limit, open runs, resumable chats and relays, and the background tasks the drain waits for."""
+connection limit, the run log, live runs and relays, and the background tasks the drain waits for."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections import OrderedDict
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
@@ -20,7 +21,8 @@ from .metrics import BridgeMetrics
 
 if TYPE_CHECKING:
     from .asks import Pending
-    from .relay import Relay, Run
+    from .relay import Relay
+    from .runlog import RunLog
     from .upstream import ConnectionLimit, Upstream
 
 __all__ = ["STATE", "BridgeState"]
@@ -32,9 +34,12 @@ class BridgeState:
     metrics: BridgeMetrics = field(default_factory=BridgeMetrics)
     session: aiohttp.ClientSession | None = None
     limit: ConnectionLimit | None = None
-    runs: dict[str, Run] = field(default_factory=dict)
-    #: live chats of protocols that resume by chat id: (route name, chat id) → its stream
-    chats: dict[tuple[str, str], Run] = field(default_factory=dict)
+    #: the runs this instance is relaying, by run id (what a cancel interrupts)
+    live: dict[str, Relay] = field(default_factory=dict)
+    #: where every run's output is logged for resume (None: ``--run-log off``)
+    runlog: RunLog | None = None
+    #: this proxy instance (a run log shared by instances sends cancels to a run's owner by it)
+    instance: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
     #: the interrupts each thread's last run ended asking about (route name, thread id), newest last
     interrupts: OrderedDict[tuple[str, str], list[str]] = field(default_factory=OrderedDict)
     #: what each thread's last run asked of an upstream whose runs end to ask: (route name,
@@ -69,6 +74,14 @@ class BridgeState:
     def unanswered(self, route: str, thread_id: str, answered: set[str]) -> list[str]:
         """The interrupts of the thread's last run that ``answered`` leaves out."""
         return [i for i in self.interrupts.get((route, thread_id), []) if i not in answered]
+
+    def cancel_live(self, run_id: str) -> bool:
+        """Cancel a run this instance relays (a cancel from any instance ends here)."""
+        relay = self.live.get(run_id)
+        if relay is None:
+            return False
+        relay.interrupt("cancelled")
+        return True
 
     def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(coro)

@@ -123,6 +123,36 @@ def serve_command(
             help="Upstream silence that ends a stream.",
         ),
     ] = None,
+    run_log: Annotated[
+        str | None,
+        typer.Option(
+            "--run-log",
+            envvar="STREAMBRIDGE_RUN_LOG",
+            metavar="memory|redis://…|off",
+            help="Where runs are logged so clients can resume them: this process (default), Redis "
+            "(shared by instances: resume and cancel on any of them) or nowhere.",
+        ),
+    ] = None,
+    resume_grace: Annotated[
+        float | None,
+        typer.Option(
+            "--resume-grace",
+            envvar="STREAMBRIDGE_RESUME_GRACE",
+            metavar="SECONDS",
+            min=0,
+            help="How long a run goes on after its client disconnects with no one resuming it (0: cancel at once).",
+        ),
+    ] = None,
+    owner_header: Annotated[
+        str | None,
+        typer.Option(
+            "--owner-header",
+            envvar="STREAMBRIDGE_OWNER_HEADER",
+            metavar="NAME",
+            help="The request header (set by your gateway) naming who owns a run; default: the client's "
+            "Authorization / Cookie, hashed.",
+        ),
+    ] = None,
     approval_timeout: Annotated[
         float | None,
         typer.Option(
@@ -176,6 +206,7 @@ def serve_command(
         "heartbeat": heartbeat,
         "idle_timeout": idle_timeout,
         "approval_timeout": approval_timeout,
+        "resume_grace": resume_grace,
         "first_byte_timeout": first_byte_timeout,
         "forward_auth": forward_auth,
         "cors_origins": tuple(cors_origin) if cors_origin else None,
@@ -192,6 +223,8 @@ def serve_command(
             upstream_headers=upstream_header or (),
             config_file=config,
             log_json=log_json or None,
+            run_log=run_log,
+            owner_header=owner_header,
             settings=settings,
         )
     except bridge_config.ConfigError as exc:

@@ -80,6 +80,9 @@ class HttpSurface:
     #: clients of this protocol answer an approval in their next request (AI SDK approval
     #: responses, AG-UI resume), not on a control route while the stream waits
     answers_in_next_request: bool = False
+    #: the protocol's named SSE frames carry no ``id:`` (nest: ``meta``, ``done``, ``error``):
+    #: the proxy's resume cursors number only the others
+    unnumbered_named_frames: bool = False
 
     def peek_thread_id(self, body: bytes) -> str | None:
         """The thread id of a request forwarded unchanged (passthrough), when it has one."""

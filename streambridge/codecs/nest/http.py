@@ -99,6 +99,7 @@ SURFACE = HttpSurface(
     build_request=build_request,
     upstream_chat_url=lambda upstream: join_url(upstream_base(upstream), "chat"),
     upstream_control_base=upstream_base,
+    unnumbered_named_frames=True,
     runs=Runs(
         stream_path="agent/chat/{run_id}/stream",
         cancel_path="agent/chat/{run_id}/cancel",

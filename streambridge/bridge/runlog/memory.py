@@ -1,0 +1,168 @@
+"""The run log in this process: bounded per run and in total, oldest finished runs evicted first.
+
+Readers pull from the log at their own pace (no per-reader buffer): one that falls so far
+behind that the frames it needs were trimmed gets :class:`Gap` and is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict, deque
+from collections.abc import AsyncIterator
+from itertools import islice
+
+import msgspec
+
+from .base import Gap, RunInfo, RunLog, RunWriter
+from .cursor import frames_after
+
+__all__ = ["MemoryRunLog"]
+
+
+class _Run:
+    __slots__ = ("base", "changed", "chunks", "finished_at", "info", "readers", "size", "trimmed_hi")
+
+    def __init__(self, info: RunInfo) -> None:
+        self.info = info
+        self.chunks: deque[tuple[int, int, bytes]] = deque()
+        self.base = 0  # how many chunks were trimmed from the front
+        self.trimmed_hi = 0  # the highest key trimmed: a reader before it has a gap
+        self.size = 0
+        self.finished_at: float | None = None
+        self.readers = 0
+        self.changed: asyncio.Event | None = None  # set when someone waits for more
+
+    def notify(self) -> None:
+        if self.changed is not None:
+            self.changed.set()
+            self.changed = None
+
+    async def wait(self) -> None:
+        if self.changed is None:
+            self.changed = asyncio.Event()
+        await self.changed.wait()
+
+    def trim(self) -> int:
+        """Drop the oldest chunk (never the last one); the bytes freed."""
+        if len(self.chunks) <= 1:
+            return 0
+        _, hi, data = self.chunks.popleft()
+        self.base += 1
+        self.trimmed_hi = hi
+        self.size -= len(data)
+        return len(data)
+
+
+class _Writer(RunWriter):
+    def __init__(self, log: MemoryRunLog, run: _Run) -> None:
+        super().__init__(run.info)
+        self.log = log
+        self.run = run
+
+    def _store(self, lo: int, hi: int, data: bytes) -> None:
+        run = self.run
+        run.chunks.append((lo, hi, data))
+        run.size += len(data)
+        self.log.grew(run, len(data))
+        run.notify()
+
+    def finish(self) -> None:
+        self.run.finished_at = time.monotonic()
+        self.run.notify()
+
+
+class MemoryRunLog(RunLog):
+    """``run_bytes`` bounds one run's log (its oldest writes are trimmed past it), ``total_bytes``
+    all of them; finished runs are kept ``ttl`` seconds."""
+
+    def __init__(self, instance: str, *, run_bytes: int, total_bytes: int, ttl: float) -> None:
+        super().__init__(instance)
+        self.run_bytes = run_bytes
+        self.total_bytes = total_bytes
+        self.ttl = ttl
+        self.total = 0
+        self.runs: OrderedDict[str, _Run] = OrderedDict()
+        self.chats: dict[tuple[str, str], str] = {}
+
+    def begin(self, info: RunInfo) -> RunWriter:
+        self._expire()
+        run = _Run(info)
+        self._drop(info.run_id)
+        self.runs[info.run_id] = run
+        if info.chat_id:
+            self.chats[(info.route, info.chat_id)] = info.run_id
+        return _Writer(self, run)
+
+    def grew(self, run: _Run, size: int) -> None:
+        self.total += size
+        while run.size > self.run_bytes and run.trim():
+            pass
+        if self.total <= self.total_bytes:
+            return
+        for run_id in [r for r, other in self.runs.items() if other.finished_at is not None]:
+            self._drop(run_id)
+            if self.total <= self.total_bytes:
+                return
+        while self.total > self.total_bytes and run.trim():
+            pass
+
+    def _drop(self, run_id: str) -> None:
+        run = self.runs.pop(run_id, None)
+        if run is None:
+            return
+        self.total -= run.size
+        key = (run.info.route, run.info.chat_id)
+        if run.info.chat_id and self.chats.get(key) == run_id:
+            del self.chats[key]
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        for run_id, run in list(self.runs.items()):
+            if run.finished_at is not None and now - run.finished_at > self.ttl:
+                self._drop(run_id)
+
+    async def lookup(self, run_id: str) -> RunInfo | None:
+        self._expire()
+        run = self.runs.get(run_id)
+        if run is None:
+            return None
+        if run.finished_at is not None:
+            return msgspec.structs.replace(run.info, finished=True)
+        return run.info
+
+    async def chat_run(self, route: str, chat_id: str) -> str | None:
+        return self.chats.get((route, chat_id))
+
+    async def check(self, info: RunInfo, after: int) -> None:
+        run = self.runs.get(info.run_id)
+        if run is None or after < run.trimmed_hi:
+            raise Gap
+
+    async def read(self, info: RunInfo, after: int) -> AsyncIterator[bytes]:
+        await self.check(info, after)
+        run = self.runs[info.run_id]
+        framing = info.framing
+        pos = run.base
+        run.readers += 1
+        try:
+            while True:
+                if pos < run.base:
+                    raise Gap
+                end = run.base + len(run.chunks)
+                if pos < end:
+                    new = islice(run.chunks, pos - run.base, None)
+                    pos = end
+                    data = b"".join([frames_after(d, lo, hi, after, framing) for lo, hi, d in new])
+                    if data:
+                        yield data
+                    continue
+                if run.finished_at is not None:
+                    return
+                await run.wait()
+        finally:
+            run.readers -= 1
+
+    async def has_readers(self, run_id: str) -> bool:
+        run = self.runs.get(run_id)
+        return run is not None and run.readers > 0

@@ -1,0 +1,328 @@
+"""The run log on Redis Streams, shared by every proxy instance.
+
+One stream per run, ``sb:{<run>}:log``. The owner appends each write as an entry with an explicit
+id ``0-<n>`` (fields ``c``: the bytes, ``k``: lowest key, highest key, and the highest key of the
+entry before), in one pipeline per batch (``XADD … MAXLEN ~``, then a sliding ``PEXPIRE`` of the
+run's keys). Its end is the entry ``1-0`` (``e``): nothing the owner writes after it is accepted,
+so whoever writes the end first wins, and an owner that lost its lease cannot add to a run that a
+reaper ended. Readers ``XREAD BLOCK`` from the last id they read (never ``$``). While it runs the
+owner renews ``sb:{<run>}:lease``; a reader that finds the lease lapsed and no end writes the
+end itself, a ``run_lost`` terminal, so no reader hangs. A cancel goes to the owner on its
+instance's channel ``sb:cancel:<instance>``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import msgspec
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import RedisError, ResponseError
+
+from ..logging import log_event
+from .base import Gap, RunInfo, RunLog, RunWriter, closing_terminal
+from .cursor import FINAL, frames_after
+
+__all__ = ["RedisRunLog"]
+
+_END_ID = b"1-0"
+_ENCODE = msgspec.json.Encoder()
+_DECODE_INFO = msgspec.json.Decoder(RunInfo)
+
+
+def _keys(run_id: str) -> tuple[str, str, str, str]:
+    """The run's log, info, lease and readers keys (one hash slot: ``{run}``)."""
+    base = "sb:{" + run_id + "}:"
+    return base + "log", base + "info", base + "lease", base + "readers"
+
+
+class _Writer(RunWriter):
+    def __init__(self, log: RedisRunLog, info: RunInfo) -> None:
+        super().__init__(info)
+        self.log = log
+        self.keys = _keys(info.run_id)
+        self.chat_key = f"sb:chat:{info.route}:{info.chat_id}" if info.chat_id else ""
+        self.seq = 0
+        self.prev_hi = 0
+        self.broken = False  # a write failed: the rest of the run is not logged
+        self.finished = False
+
+    def _store(self, lo: int, hi: int, data: bytes) -> None:
+        if self.broken:
+            return
+        self.seq += 1
+        fields = {b"c": data, b"k": b"%d %d %d" % (lo, hi, self.prev_hi)}
+        self.prev_hi = hi
+        self.log.enqueue(self, b"0-%d" % self.seq, fields)
+
+    def finish(self) -> None:
+        self.finished = True
+        if self.broken:  # end what readers there are (a log that survived a blip) as lost
+            data = closing_terminal(self.info, "run_log_unavailable")
+            fields = {b"c": data, b"k": b"%d %d %d" % (FINAL, FINAL, self.prev_hi), b"e": b"1"}
+            self.log.enqueue(self, _END_ID, fields, lost=True)
+            return
+        self.log.enqueue(self, _END_ID, {b"e": b"1"})
+
+
+class RedisRunLog(RunLog):
+    """``ttl``: seconds a run's keys live after its last write; ``lease``: seconds an owner's
+    lease lasts unrenewed; ``maxlen``: entries kept per run (approximately)."""
+
+    def __init__(self, instance: str, url: str, *, ttl: float, lease: float, maxlen: int) -> None:
+        super().__init__(instance)
+        self.ttl_ms = max(1, int(ttl * 1000))
+        self.lease = lease
+        self.lease_ms = max(1, int(lease * 1000))
+        self.maxlen = maxlen
+        self.redis = aioredis.Redis.from_url(
+            url,
+            socket_timeout=lease + 5,
+            socket_connect_timeout=min(lease, 5),
+            retry=Retry(NoBackoff(), 1),
+            health_check_interval=0,
+        )
+        self.channel = f"sb:cancel:{instance}"
+        self._ops: list[tuple[_Writer, bytes, dict[bytes, bytes], bool]] = []
+        self._wake = asyncio.Event()
+        self._live: set[_Writer] = set()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._failed = False
+
+    # -- the owner's side ----------------------------------------------------------------------
+
+    async def start(self, on_cancel: Callable[[str], bool]) -> None:
+        await super().start(on_cancel)
+        self._tasks = [
+            asyncio.create_task(self._flusher()),
+            asyncio.create_task(self._renew_leases()),
+            asyncio.create_task(self._listen()),
+        ]
+
+    async def stop(self) -> None:
+        if self._ops:
+            await self._flush()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, RedisError, OSError):
+                await task
+        await self.redis.aclose()
+
+    def begin(self, info: RunInfo) -> RunWriter:
+        writer = _Writer(self, info)
+        self._live.add(writer)
+        self.enqueue(writer, b"", {})  # the info, the lease, the chat: written with the first batch
+        return writer
+
+    def enqueue(self, writer: _Writer, entry_id: bytes, fields: dict[bytes, bytes], lost: bool = False) -> None:
+        self._ops.append((writer, entry_id, fields, lost))
+        self._wake.set()
+
+    async def _flusher(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            await self._flush()
+
+    async def _flush(self) -> None:
+        """One pipeline for everything queued: each run's entries, then its keys' expiry."""
+        ops, self._ops = self._ops, []
+        pipe = self.redis.pipeline(transaction=False)
+        writers: dict[_Writer, None] = {}
+        for writer, entry_id, fields, lost in ops:
+            log_key, info_key, lease_key, _ = writer.keys
+            if not entry_id:
+                pipe.set(info_key, _ENCODE.encode(writer.info), px=self.ttl_ms)
+                pipe.set(lease_key, self.instance, px=self.lease_ms)
+                if writer.chat_key:
+                    pipe.set(writer.chat_key, writer.info.run_id, px=self.ttl_ms)
+            else:
+                pipe.xadd(
+                    log_key,
+                    fields,  # type: ignore[arg-type]
+                    id=entry_id,
+                    maxlen=self.maxlen,
+                    approximate=True,
+                    nomkstream=lost,
+                )
+                if entry_id == _END_ID:
+                    pipe.delete(lease_key)
+            writers[writer] = None
+        for writer in writers:
+            log_key, info_key, _, _ = writer.keys
+            pipe.pexpire(log_key, self.ttl_ms)
+            pipe.pexpire(info_key, self.ttl_ms)
+            if writer.chat_key:
+                pipe.pexpire(writer.chat_key, self.ttl_ms)
+        try:
+            results = await pipe.execute(raise_on_error=False)
+        except (RedisError, OSError) as exc:
+            results = [exc]
+        self._settle(writers, results)
+
+    def _settle(self, writers: dict[_Writer, None], results: list[Any]) -> None:
+        failed = [r for r in results if isinstance(r, Exception)]
+        for writer in writers:
+            if writer.finished:
+                self._live.discard(writer)
+        if not failed:
+            self._failed = False
+            return
+        fenced = all(isinstance(r, ResponseError) for r in failed)
+        for writer in writers:  # (a batch that failed in part: its runs' logs have holes)
+            writer.broken = True
+            self._live.discard(writer)
+        if not self._failed:
+            log_event(
+                logging.WARNING,
+                "run_log_write_failed",
+                runs=len(writers),
+                error=type(failed[0]).__name__,
+                fenced=fenced,
+            )
+        self._failed = True
+
+    async def _renew_leases(self) -> None:
+        while True:
+            await asyncio.sleep(self.lease / 3)
+            live = [w for w in self._live if not w.finished and not w.broken]
+            if not live:
+                continue
+            pipe = self.redis.pipeline(transaction=False)
+            for writer in live:
+                pipe.set(writer.keys[2], self.instance, px=self.lease_ms)
+            with contextlib.suppress(RedisError, OSError):
+                await pipe.execute()
+
+    async def _listen(self) -> None:
+        """Cancels for runs this instance owns, sent by any instance (resubscribed after a loss)."""
+        while True:
+            pubsub = self.redis.pubsub()
+            try:
+                await pubsub.subscribe(self.channel)
+                async for message in pubsub.listen():
+                    if message.get("type") == "message":
+                        self.on_cancel(bytes(message["data"]).decode("utf-8", "replace"))
+            except (RedisError, OSError):
+                await asyncio.sleep(self.lease / 3)  # Redis is away: try again
+            finally:
+                with contextlib.suppress(RedisError, OSError):
+                    await pubsub.aclose()
+
+    # -- everyone's side -----------------------------------------------------------------------
+
+    async def lookup(self, run_id: str) -> RunInfo | None:
+        log_key, info_key, _, _ = _keys(run_id)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.get(info_key)
+        pipe.xrevrange(log_key, count=1)
+        try:
+            raw, last = await pipe.execute()
+        except (RedisError, OSError):
+            return None
+        if raw is None:
+            return None
+        info = _DECODE_INFO.decode(raw)
+        if last and last[0][0] == _END_ID:
+            info = msgspec.structs.replace(info, finished=True)
+        return info
+
+    async def chat_run(self, route: str, chat_id: str) -> str | None:
+        with contextlib.suppress(RedisError, OSError):
+            value = await self.redis.get(f"sb:chat:{route}:{chat_id}")
+            return value.decode() if isinstance(value, bytes) else value
+        return None
+
+    async def check(self, info: RunInfo, after: int) -> None:
+        try:
+            first = await self.redis.xrange(_keys(info.run_id)[0], count=1)
+        except (RedisError, OSError):
+            raise Gap from None
+        if first and _gap(first[0], after):  # type: ignore[arg-type]
+            raise Gap
+
+    async def has_readers(self, run_id: str) -> bool:
+        with contextlib.suppress(RedisError, OSError):
+            return bool(await self.redis.exists(_keys(run_id)[3]))
+        return False
+
+    async def cancel(self, info: RunInfo) -> bool:
+        if info.instance == self.instance:
+            return self.on_cancel(info.run_id)
+        with contextlib.suppress(RedisError, OSError):
+            return bool(await self.redis.publish(f"sb:cancel:{info.instance}", info.run_id))
+        return False
+
+    async def read(self, info: RunInfo, after: int) -> AsyncIterator[bytes]:
+        log_key, _, _, readers_key = _keys(info.run_id)
+        last = b"0-0"
+        framing = info.framing
+        while True:
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.set(readers_key, b"1", px=2 * self.lease_ms)
+            pipe.xread({log_key: last}, count=512, block=self.lease_ms)
+            try:
+                _, found = await pipe.execute()
+            except (RedisError, OSError):
+                yield closing_terminal(info, "run_log_unavailable")
+                return
+            if not found:
+                ended = await self._ended_or_reaped(info)
+                if ended is not None:
+                    if ended:
+                        yield ended
+                    return
+                continue
+            parts: list[bytes] = []
+            for entry_id, fields in found[0][1]:
+                if last == b"0-0" and _gap((entry_id, fields), after):
+                    raise Gap
+                last = entry_id
+                data = fields.get(b"c")
+                if data:
+                    lo, hi, _ = map(int, fields[b"k"].split())
+                    parts.append(frames_after(data, lo, hi, after, framing))
+                if b"e" in fields:
+                    yield b"".join(parts)
+                    return
+            data = b"".join(parts)
+            if data:
+                yield data
+
+    async def _ended_or_reaped(self, info: RunInfo) -> bytes | None:
+        """Nothing new for a lease: None while the owner holds its lease; else end the run for
+        it (the entry is read next, b"" then) or, when its log is gone, the terminal to end with."""
+        log_key, info_key, lease_key, _ = _keys(info.run_id)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.exists(lease_key)
+        pipe.exists(info_key)
+        pipe.xrevrange(log_key, count=1)
+        try:
+            leased, known, last = await pipe.execute()
+        except (RedisError, OSError):
+            return closing_terminal(info, "run_log_unavailable")
+        if not known or not last:
+            return closing_terminal(info, "run_log_unavailable")  # expired, or Redis lost it
+        if leased:
+            return None
+        prev_hi = int(last[0][1].get(b"k", b"0 0 0").split()[1]) if last[0][1].get(b"k") else 0
+        fields = {b"c": closing_terminal(info, "run_lost"), b"k": b"%d %d %d" % (FINAL, FINAL, prev_hi), b"e": b"1"}
+        with contextlib.suppress(ResponseError):  # the owner, or another reader, ended it first
+            await self.redis.xadd(log_key, fields, id=_END_ID, nomkstream=True)  # type: ignore[arg-type]
+            log_event(logging.WARNING, "run_reaped", run=info.run_id, owner=info.instance)
+        return None
+
+
+def _gap(entry: tuple[bytes, dict[bytes, bytes]], after: int) -> bool:
+    """Whether the log's first entry shows that what follows ``after`` was trimmed from it."""
+    entry_id, fields = entry
+    if entry_id in (b"0-1", _END_ID) or b"k" not in fields:
+        return False
+    return after < int(fields[b"k"].split()[2])

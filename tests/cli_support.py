@@ -5,12 +5,15 @@ from __future__ import annotations
 import fcntl
 import os
 import pty
+import queue
+import re
 import select
 import shutil
 import struct
 import subprocess
 import sys
 import termios
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -149,3 +152,56 @@ def without_reader(*args: object, cwd: Path) -> subprocess.CompletedProcess[byte
         )
     finally:
         os.close(write)
+
+
+#: seconds a subprocess has for each step
+TIMEOUT = 60
+
+
+def env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+class Proc:
+    """A ``python -m streambridge`` process whose stderr lines are read as they come."""
+
+    def __init__(self, *args: object) -> None:
+        self.popen = subprocess.Popen(
+            [sys.executable, "-m", "streambridge", *map(str, args)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env(),
+        )
+        self.lines: list[str] = []
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.popen.stderr is not None
+        for line in self.popen.stderr:
+            self._queue.put(line.rstrip("\n"))
+        self._queue.put(None)
+
+    def wait_for(self, pattern: str) -> re.Match[str]:
+        """The first stderr line matching ``pattern`` (bounded by TIMEOUT per line)."""
+        while True:
+            line = self._queue.get(timeout=TIMEOUT)
+            assert line is not None, f"exited without {pattern!r}: {self.lines}"
+            self.lines.append(line)
+            if found := re.search(pattern, line):
+                return found
+
+    def finish(self) -> int:
+        code = self.popen.wait(TIMEOUT)
+        while (line := self._queue.get(timeout=TIMEOUT)) is not None:
+            self.lines.append(line)
+        return code
+
+    def stop(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.kill()
+            self.popen.wait()
+        if self.popen.stderr is not None:
+            self.popen.stderr.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from .corpus import SCENARIOS
+from .redis_support import redis_server  # noqa: F401 - a fixture for every test module
 
 
 @pytest.fixture(params=SCENARIOS)

@@ -6,14 +6,12 @@ import asyncio
 import json
 import logging
 import os
-import queue
 import re
 import signal
 import socket
 import stat
 import subprocess
 import sys
-import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -29,18 +27,12 @@ from streambridge.bridge.config import ConfigError, build_config
 from streambridge.cli import app, completion, replay
 from streambridge.cli.common import protocol_names
 
-from .cli_support import GOLDEN, invoke
-from .corpus import ROOT
+from .cli_support import GOLDEN, TIMEOUT, Proc, env, invoke
 
 NEST_RUN = GOLDEN / "approval/nest.sse"
 SERVE = ("serve", "--upstream", "http://127.0.0.1:9/agent", "--from", "nest", "--to", "agentkit")
 ERROR = re.compile(r"^(streambridge: )?error: ")  # the project's prefix (its "streambridge: " is being unified)
 PLACEHOLDER = re.compile(r"<[a-z][a-z\[\]]*>|\b(TEXT|INTEGER|FLOAT|BOOLEAN)\b")
-TIMEOUT = 60
-
-
-def env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
 def error_line(stderr: str) -> str:
@@ -58,51 +50,6 @@ def usage_error(result: Result, *fragments: str) -> None:
     assert "Traceback" not in text and result.stdout == ""
     for fragment in fragments:
         assert fragment in text, text
-
-
-class Proc:
-    """A ``python -m streambridge`` process whose stderr lines are read as they come."""
-
-    def __init__(self, *args: object) -> None:
-        self.popen = subprocess.Popen(
-            [sys.executable, "-m", "streambridge", *map(str, args)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env(),
-        )
-        self.lines: list[str] = []
-        self._queue: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.popen.stderr is not None
-        for line in self.popen.stderr:
-            self._queue.put(line.rstrip("\n"))
-        self._queue.put(None)
-
-    def wait_for(self, pattern: str) -> re.Match[str]:
-        """The first stderr line matching ``pattern`` (bounded by TIMEOUT per line)."""
-        while True:
-            line = self._queue.get(timeout=TIMEOUT)
-            assert line is not None, f"exited without {pattern!r}: {self.lines}"
-            self.lines.append(line)
-            if found := re.search(pattern, line):
-                return found
-
-    def finish(self) -> int:
-        code = self.popen.wait(TIMEOUT)
-        while (line := self._queue.get(timeout=TIMEOUT)) is not None:
-            self.lines.append(line)
-        return code
-
-    def stop(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.kill()
-            self.popen.wait()
-        if self.popen.stderr is not None:
-            self.popen.stderr.close()
 
 
 @pytest.fixture

@@ -8,8 +8,10 @@ read tool with its output, then more text in a second step).
   output) in the source's order; the proxy's heartbeat (an SSE comment) did not disturb it.
 - `resumeStream()` on the finished chat asks `GET <api>/<chatId>/stream`, is told 204, and
   leaves the chat as it was.
-- Stop mid-stream: the client aborts, the proxy drops the upstream connection and asks the nest
-  backend to cancel the run by its id.
+- Stop mid-stream, on a route without a resume grace period: the client aborts, the proxy drops
+  the upstream connection and asks the nest backend to cancel the run by its id. (Where a run
+  outlives its client, a dropped connection is not a stop: ``DELETE <api>/<chatId>/stream`` is,
+  see test_proxy_resume.py.)
 - A tool approval (tests/conformance/use-chat-approval.mjs) in front of an AG-UI agent whose run
   ends with an interrupt: the Chat shows the tool part asking, `addToolApprovalResponse` makes it
   send itself again, and the agent's next run carries the answer as the interrupt's `resume`
@@ -92,7 +94,8 @@ def node() -> str:
 async def test_a_use_chat_round_through_the_proxy_in_front_of_nest(node: str, aiohttp_server, aiohttp_client) -> None:
     backend = NestBackend()
     upstream = await aiohttp_server(backend.app())
-    proxy = await start_proxy(aiohttp_client, proxy_config(url_of(upstream, "/agent"), "nest", "ai-sdk"))
+    config = proxy_config(url_of(upstream, "/agent"), "nest", "ai-sdk", resume_grace=0)
+    proxy = await start_proxy(aiohttp_client, config)
     result = await run_node(node, url_of(proxy, "/api/chat"))
     full, stopped = result["full"], result["stopped"]
 

@@ -239,7 +239,7 @@ class RouteHandlers:
             preamble = translator.feed_events([RunStart(run_id=stream_id, thread_id=prepared.thread_id or "")])
         elif state.runlog is not None:
             stream_id = str(uuid.uuid4())
-        log = self._begin_log(state, request, stream_id, framing, prepared.thread_id)
+        log = await self._begin_log(state, request, stream_id, framing, prepared.thread_id)
         if log is not None:
             headers[RUN_ID_HEADER] = stream_id
         resp = web.StreamResponse(status=self.surface.chat_status, headers=headers)
@@ -256,7 +256,7 @@ class RouteHandlers:
                 await resp.write_eof()
         return resp
 
-    def _begin_log(
+    async def _begin_log(
         self, state: BridgeState, request: web.Request, run_id: str, framing: Framing, thread_id: str | None
     ) -> RunWriter | None:
         """The run's log (None without one): its output, numbered, for readers on any instance."""
@@ -274,7 +274,7 @@ class RouteHandlers:
             thread_id=thread_id or "",
             chat_id=chat_id,
         )
-        return state.runlog.begin(info)
+        return await state.runlog.begin(info)
 
     def _relay(
         self,
@@ -622,7 +622,7 @@ class RouteHandlers:
             stream_id = str(uuid.uuid4())
         if self.surface.runs is not None:
             preamble = translator.feed_events([RunStart(run_id=stream_id, thread_id=prepared.thread_id or UNSET)])
-        log = self._begin_log(state, request, stream_id, "ndjson", prepared.thread_id)
+        log = await self._begin_log(state, request, stream_id, "ndjson", prepared.thread_id)
         resumer = self._resumer(state, request, prepared, translator)
         relay = self._relay(state, translator, WsSink(request, ws), stream_id, log, resumer)
         watcher = asyncio.create_task(self._watch(ws, relay))

@@ -81,7 +81,8 @@ class RunLog(ABC):
         """Flush what is pending and release connections."""
 
     @abstractmethod
-    def begin(self, info: RunInfo) -> RunWriter: ...
+    async def begin(self, info: RunInfo) -> RunWriter:
+        """Start a run's log: once this returns, any instance finds the run by its id."""
 
     @abstractmethod
     async def lookup(self, run_id: str) -> RunInfo | None:

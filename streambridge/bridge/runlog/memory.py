@@ -85,7 +85,7 @@ class MemoryRunLog(RunLog):
         self.runs: OrderedDict[str, _Run] = OrderedDict()
         self.chats: dict[tuple[str, str], str] = {}
 
-    def begin(self, info: RunInfo) -> RunWriter:
+    async def begin(self, info: RunInfo) -> RunWriter:
         self._expire()
         run = _Run(info)
         self._drop(info.run_id)

@@ -115,10 +115,21 @@ class RedisRunLog(RunLog):
                 await task
         await self.redis.aclose()
 
-    def begin(self, info: RunInfo) -> RunWriter:
+    async def begin(self, info: RunInfo) -> RunWriter:
         writer = _Writer(self, info)
+        _, info_key, lease_key, _ = writer.keys
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.set(info_key, _ENCODE.encode(info), px=self.ttl_ms)
+        pipe.set(lease_key, self.instance, px=self.lease_ms)
+        if writer.chat_key:
+            pipe.set(writer.chat_key, info.run_id, px=self.ttl_ms)
+        try:
+            await pipe.execute()
+        except (RedisError, OSError) as exc:  # the run goes on, unlogged
+            writer.broken = True
+            log_event(logging.WARNING, "run_log_write_failed", runs=1, error=type(exc).__name__, fenced=False)
+            return writer
         self._live.add(writer)
-        self.enqueue(writer, b"", {})  # the info, the lease, the chat: written with the first batch
         return writer
 
     def enqueue(self, writer: _Writer, entry_id: bytes, fields: dict[bytes, bytes], lost: bool = False) -> None:
@@ -137,23 +148,17 @@ class RedisRunLog(RunLog):
         pipe = self.redis.pipeline(transaction=False)
         writers: dict[_Writer, None] = {}
         for writer, entry_id, fields, lost in ops:
-            log_key, info_key, lease_key, _ = writer.keys
-            if not entry_id:
-                pipe.set(info_key, _ENCODE.encode(writer.info), px=self.ttl_ms)
-                pipe.set(lease_key, self.instance, px=self.lease_ms)
-                if writer.chat_key:
-                    pipe.set(writer.chat_key, writer.info.run_id, px=self.ttl_ms)
-            else:
-                pipe.xadd(
-                    log_key,
-                    fields,  # type: ignore[arg-type]
-                    id=entry_id,
-                    maxlen=self.maxlen,
-                    approximate=True,
-                    nomkstream=lost,
-                )
-                if entry_id == _END_ID:
-                    pipe.delete(lease_key)
+            log_key, _, lease_key, _ = writer.keys
+            pipe.xadd(
+                log_key,
+                fields,  # type: ignore[arg-type]
+                id=entry_id,
+                maxlen=self.maxlen,
+                approximate=True,
+                nomkstream=lost,
+            )
+            if entry_id == _END_ID:
+                pipe.delete(lease_key)
             writers[writer] = None
         for writer in writers:
             log_key, info_key, _, _ = writer.keys

@@ -1,0 +1,140 @@
+"""The proof of resumable runs across processes: proxy processes sharing one Redis (and one
+process on the memory log), a client cut at 100 random points of a run on A resumes on B with
+``Last-Event-ID``, and the bytes it ends up with are an uncut stream's."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import aiohttp
+import msgspec
+import pytest
+from aiohttp import web
+
+from .cli_support import Proc
+from .proxy_support import PING, stream_app, url_of
+from .redis_support import RedisServer, free_port
+
+CUTS = 100
+_ID = re.compile(rb"(?m)^id: (\d+)$")
+
+
+def agent_stream(deltas: int = 200) -> list[bytes]:
+    """An agentkit turn of ``deltas`` text deltas, one frame each."""
+    frame = b"data: %s\n\n"
+    text = [f"word {i} " for i in range(deltas)]
+    start = {"type": "turn_start", "turnId": "t1", "messageId": "m1", "sessionId": "s1"}
+    end = {
+        "type": "turn_end",
+        "turnId": "t1",
+        "messageId": "m1",
+        "result": {"status": "succeeded", "text": "".join(text), "provider": "custom", "model": "m"},
+    }
+    body = [{"type": "text_delta", "messageId": "m1", "text": t} for t in text]
+    return [frame % msgspec.json.encode(e) for e in (start, *body, end)]
+
+
+def paced_agent() -> web.Application:
+    """Writes the turn a frame at a time, yielding to the loop every ten frames (so cuts fall
+    both in a live run and after its end)."""
+    stream = agent_stream()
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        for i, frame in enumerate(stream):
+            await resp.write(frame)
+            if i % 10 == 9:
+                await asyncio.sleep(0.001)
+        await resp.write_eof()
+        return resp
+
+    return stream_app(handler, "/up")
+
+
+class Proxies:
+    """``instances`` proxy processes in front of one upstream, sharing ``run_log``."""
+
+    def __init__(self, upstream: str, run_log: str, instances: int) -> None:
+        self.procs: list[Proc] = []
+        self.urls: list[str] = []
+        for _ in range(instances):
+            port = free_port()
+            proc = Proc(
+                *("serve", "--upstream", upstream, "--from", "agentkit", "--to", "nest"),
+                *("--port", port, "--run-log", run_log, "--heartbeat", "0"),
+            )
+            self.procs.append(proc)
+            proc.wait_for(r"listening")
+            self.urls.append(f"http://127.0.0.1:{port}")
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            proc.stop()
+
+
+@pytest.fixture
+def proxies(request: pytest.FixtureRequest, aiohttp_server) -> Iterator[Any]:
+    started: list[Proxies] = []
+
+    async def make(run_log: str, instances: int) -> Proxies:
+        server = await aiohttp_server(paced_agent())
+        made = await asyncio.to_thread(Proxies, url_of(server, "/up"), run_log, instances)
+        started.append(made)
+        return made
+
+    yield make
+    for made in started:
+        made.stop()
+
+
+def client_keeps(prefix: bytes) -> tuple[bytes, str]:
+    """A client cut after ``prefix`` keeps its whole frames, and the id of the last one."""
+    whole = prefix[: prefix.rfind(b"\n\n") + 2] if b"\n\n" in prefix else b""
+    ids = _ID.findall(whole)
+    return whole, ids[-1].decode() if ids else ""
+
+
+def without_meta(body: bytes) -> bytes:
+    return body.split(b"\n\n", 1)[1] if body.startswith(b"event: meta") else body
+
+
+async def one_cut(session: aiohttp.ClientSession, a: str, b: str, cut: int) -> bytes:
+    async with session.post(a + "/agent/chat", json={"message": "hi", "threadId": "thr-1"}) as resp:
+        run_id = resp.headers["X-Agent-Run-Id"]
+        got = bytearray()
+        while len(got) < cut and (chunk := await resp.content.readany()):
+            got.extend(chunk)
+        resp.close()  # cut
+    whole, cursor = client_keeps(bytes(got[:cut]))
+    async with session.get(
+        f"{b}/agent/chat/{run_id}/stream", headers={"Last-Event-ID": cursor} if cursor else {}
+    ) as again:
+        assert again.status == 200, await again.text()
+        rest = await again.read()
+    assert rest.startswith(b'event: meta\ndata: {"runId":"' + run_id.encode() + b'"}\n\n')
+    return without_meta(whole) + without_meta(rest)
+
+
+@pytest.mark.parametrize("backend", ["redis", "memory"])
+async def test_a_client_cut_at_100_random_points_resumes_to_the_uncut_stream(proxies, backend: str, request) -> None:
+    if backend == "redis":
+        redis: RedisServer = request.getfixturevalue("redis_server")
+        fleet = await proxies(redis.url, 2)
+        a, b = fleet.urls
+    else:
+        fleet = await proxies("memory", 1)
+        a = b = fleet.urls[0]
+    rng = random.Random(f"cuts-{backend}")
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
+        async with session.post(a + "/agent/chat", json={"message": "hi", "threadId": "thr-1"}) as resp:
+            uncut = without_meta((await resp.read()).replace(PING, b""))
+        assert uncut.endswith(b"event: done\ndata: {}\n\n") and uncut.count(b"\nid: ") > 190
+        for _ in range(CUTS):
+            cut = rng.randrange(0, len(uncut) + 200)  # (+ the meta and its ping)
+            assert await one_cut(session, a, b, cut) == uncut, cut

@@ -140,7 +140,8 @@ def run_streambridge(port: int, upstream: str) -> None:
     from streambridge.bridge import build_config, create_app
 
     config = build_config(upstream=upstream, source="agentkit", target="nest", environ={})
-    config = replace(config, port=port, max_upstream_connections=2000)
+    run_log = os.environ.get("BENCH_RUN_LOG", "memory")  # (runlog_bench.py compares the run logs)
+    config = replace(config, port=port, max_upstream_connections=2000, run_log=run_log)
     app = create_app(config)
     add_memory_probe(app)
     web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None, handler_cancellation=True)

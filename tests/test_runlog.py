@@ -218,3 +218,13 @@ async def test_redis_trimming_makes_a_resume_from_before_it_a_gap(redis_server) 
         assert after_key("9" * 16) < FINAL
     finally:
         await log.stop()
+
+
+def test_numbering_is_the_same_past_the_ids_whose_lines_are_made_once() -> None:
+    frames = [b'data: {"n":%d}\n\n' % i for i in range(70_000)]
+    numbering, rng, written, i = Numbering("sse"), random.Random(7), [], 0
+    while i < len(frames):
+        n = rng.randint(1, 300)
+        written.append(numbering.number(b"".join(frames[i : i + n]))[0])
+        i += n
+    assert b"".join(written) == b"".join(b"id: %d\n%s" % (n + 1, f) for n, f in enumerate(frames))

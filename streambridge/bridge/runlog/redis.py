@@ -94,6 +94,7 @@ class RedisRunLog(RunLog):
         self._live: set[_Writer] = set()
         self._tasks: list[asyncio.Task[None]] = []
         self._failed = False
+        self._closing = False
 
     # -- the owner's side ----------------------------------------------------------------------
 
@@ -106,14 +107,16 @@ class RedisRunLog(RunLog):
         ]
 
     async def stop(self) -> None:
-        if self._ops:
-            await self._flush()
-        for task in self._tasks:
+        """Write what is queued, then stop (redis-py may swallow a task's cancellation inside a
+        command, so the loops end on ``_closing`` too, and are waited for a bounded time)."""
+        self._closing = True
+        self._wake.set()
+        for task in self._tasks[1:]:
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, RedisError, OSError):
-                await task
-        await self.redis.aclose()
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=self.lease + 5)
+        with contextlib.suppress(RedisError, OSError):
+            await self.redis.aclose()
 
     async def begin(self, info: RunInfo) -> RunWriter:
         writer = _Writer(self, info)
@@ -137,9 +140,11 @@ class RedisRunLog(RunLog):
         self._wake.set()
 
     async def _flusher(self) -> None:
-        while True:
+        while not self._closing:
             await self._wake.wait()
             self._wake.clear()
+            await self._flush()
+        if self._ops:
             await self._flush()
 
     async def _flush(self) -> None:
@@ -195,7 +200,7 @@ class RedisRunLog(RunLog):
         self._failed = True
 
     async def _renew_leases(self) -> None:
-        while True:
+        while not self._closing:
             await asyncio.sleep(self.lease / 3)
             live = [w for w in self._live if not w.finished and not w.broken]
             if not live:
@@ -208,7 +213,7 @@ class RedisRunLog(RunLog):
 
     async def _listen(self) -> None:
         """Cancels for runs this instance owns, sent by any instance (resubscribed after a loss)."""
-        while True:
+        while not self._closing:
             pubsub = self.redis.pubsub()
             try:
                 await pubsub.subscribe(self.channel)

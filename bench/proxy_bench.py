@@ -368,18 +368,32 @@ def report(rows: dict[str, dict[str, float]], lat: dict[str, list[float]], args:
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="a smaller run (under 30 s)")
-    parser.add_argument("--role", choices=["upstream", "plain", "streambridge"], help=argparse.SUPPRESS)
-    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--upstream", help=argparse.SUPPRESS)
+def add_load_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bulk-frames", type=int)
     parser.add_argument("--bulk-streams", type=int, default=4)
     parser.add_argument("--rounds", type=int)
     parser.add_argument("--streams", type=int)
     parser.add_argument("--frames", type=int)
     parser.add_argument("--interval", type=float)
+
+
+def load_defaults(args: argparse.Namespace, *, rounds: int, streams: int) -> None:
+    """The load of a full run, or of a ``--quick`` one, where not given."""
+    quick = args.quick
+    args.bulk_frames = args.bulk_frames or (40_000 if quick else 200_000)
+    args.rounds = args.rounds or (1 if quick else rounds)
+    args.streams = args.streams or (100 if quick else streams)
+    args.frames = args.frames or (8 if quick else 12)
+    args.interval = args.interval or (0.5 if quick else 1.0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a smaller run (under 30 s)")
+    parser.add_argument("--role", choices=["upstream", "plain", "streambridge"], help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--upstream", help=argparse.SUPPRESS)
+    add_load_options(parser)
     args = parser.parse_args()
     if args.role == "upstream":
         run_upstream(args.port)
@@ -390,12 +404,7 @@ def main() -> None:
     if args.role == "streambridge":
         run_streambridge(args.port, args.upstream)
         return
-    quick = args.quick
-    args.bulk_frames = args.bulk_frames or (40_000 if quick else 200_000)
-    args.rounds = args.rounds or (1 if quick else 2)
-    args.streams = args.streams or (100 if quick else 500)
-    args.frames = args.frames or (8 if quick else 12)
-    args.interval = args.interval or (0.5 if quick else 1.0)
+    load_defaults(args, rounds=2, streams=500)
     asyncio.run(drive(args))
 
 

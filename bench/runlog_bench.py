@@ -26,7 +26,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import aiohttp
-from proxy_bench import Target, bulk, free_port, paced, pct, spawn, wait_listening
+from proxy_bench import (
+    Target,
+    add_load_options,
+    bulk,
+    free_port,
+    load_defaults,
+    paced,
+    pct,
+    spawn,
+    wait_listening,
+)
 
 LOGS = ("off", "memory", "redis")
 
@@ -124,19 +134,9 @@ def report(rows: dict[str, dict[str, float]], lat: dict[str, list[float]], args:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a smaller run")
-    parser.add_argument("--bulk-frames", type=int)
-    parser.add_argument("--bulk-streams", type=int, default=4)
-    parser.add_argument("--rounds", type=int)
-    parser.add_argument("--streams", type=int)
-    parser.add_argument("--frames", type=int)
-    parser.add_argument("--interval", type=float)
+    add_load_options(parser)
     args = parser.parse_args()
-    quick = args.quick
-    args.bulk_frames = args.bulk_frames or (40_000 if quick else 200_000)
-    args.rounds = args.rounds or (1 if quick else 3)
-    args.streams = args.streams or (100 if quick else 300)
-    args.frames = args.frames or (8 if quick else 12)
-    args.interval = args.interval or (0.5 if quick else 1.0)
+    load_defaults(args, rounds=3, streams=300)
     asyncio.run(drive(args))
 
 

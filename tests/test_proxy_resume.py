@@ -161,15 +161,21 @@ async def uncut_released(aiohttp_server, aiohttp_client, run_log: str) -> bytes:
     return await uncut(client, "ai-sdk")
 
 
+async def dropped_mid_run(client: Any, target: str, upstream: Upstream) -> str:
+    """Start a run, and drop its client while the upstream is still answering: the run's id."""
+    resp = await start(client, target)
+    run_id = resp.headers["X-Streambridge-Run-Id"]
+    await asyncio.wait_for(upstream.reached.wait(), 10)
+    resp.close()
+    return run_id
+
+
 async def test_a_run_nobody_comes_back_to_is_cancelled_after_the_grace_period(
     aiohttp_server, aiohttp_client, run_log: str
 ) -> None:
     upstream = Upstream()
     client = await proxy(aiohttp_server, aiohttp_client, "nest", run_log, upstream, hold_after=3, resume_grace=0.2)
-    resp = await start(client, "nest")
-    run_id = resp.headers["X-Streambridge-Run-Id"]
-    await asyncio.wait_for(upstream.reached.wait(), 10)
-    resp.close()
+    run_id = await dropped_mid_run(client, "nest", upstream)
     await asyncio.wait_for(upstream.cancelled.wait(), 10)  # no reader for 0.2 s: cancelled
     late = await client.get(f"/agent/chat/{run_id}/stream")  # its log ends with the cancel
     body = await late.read()
@@ -181,10 +187,7 @@ async def test_an_explicit_cancel_ends_a_run_at_once_even_with_its_client_gone(
 ) -> None:
     upstream = Upstream()
     client = await proxy(aiohttp_server, aiohttp_client, "ag-ui", run_log, upstream, hold_after=3, resume_grace=600)
-    resp = await start(client, "ag-ui")
-    run_id = resp.headers["X-Streambridge-Run-Id"]
-    await asyncio.wait_for(upstream.reached.wait(), 10)
-    resp.close()
+    run_id = await dropped_mid_run(client, "ag-ui", upstream)
     cancel = await client.post(f"/runs/{run_id}/cancel")
     assert cancel.status == 200 and await cancel.json() == {"cancelled": True}
     await asyncio.wait_for(upstream.cancelled.wait(), 10)

@@ -401,13 +401,13 @@ class RouteHandlers:
         if info is None:
             return json_error(404, "not_found", f"no run {run_id[:80]}", cors)
         head = b""
-        headers = stream_headers(self.route, request, info.framing)  # type: ignore[arg-type]
+        headers = stream_headers(self.route, request, info.framing)
         headers[RUN_ID_HEADER] = run_id
         runs = self.surface.runs
         if runs is not None:  # a run start again, naming only the run (as nest's re-attach does)
             headers[runs.run_id_header] = run_id
             start = RunStart(run_id=run_id, resumed=True)
-            head = codecs.get(self.route.target).encoder(info.framing).encode([start])  # type: ignore[arg-type]
+            head = codecs.get(self.route.target).encoder(info.framing).encode([start])
         return await self._follow(request, info, after, headers, head)
 
     async def resume(self, request: web.Request) -> web.StreamResponse:
@@ -416,17 +416,23 @@ class RouteHandlers:
         state = request.app[STATE]
         cors = cors_headers(self.route, request)
         chat_id = request.match_info["chat_id"]
-        if not _valid_id(chat_id):
-            return json_error(400, "bad_request", "chatId: expected a printable id of at most 256 characters", cors)
-        run_id = await state.runlog.chat_run(self.route.name, chat_id) if state.runlog is not None else None
+        run_id = await self._chat_run(state, chat_id)
+        if isinstance(run_id, web.Response):
+            return run_id
         info = await state.runlog.lookup(run_id) if state.runlog is not None and run_id else None
         if info is None or info.finished:
             return web.Response(status=204, headers=cors)
         if info.owner != identity(request.headers, state.config.owner_header):
             return json_error(404, "not_found", f"no chat {chat_id[:80]}", cors)
-        headers = stream_headers(self.route, request, info.framing)  # type: ignore[arg-type]
+        headers = stream_headers(self.route, request, info.framing)
         headers[RUN_ID_HEADER] = info.run_id
         return await self._follow(request, info, 0, headers, b"")
+
+    async def _chat_run(self, state: BridgeState, chat_id: str) -> str | web.Response | None:
+        """The latest run of a chat (None: none logged), or the 400 for an id that cannot be one."""
+        if not _valid_id(chat_id):
+            return json_error(400, "bad_request", "chatId: expected a printable id of at most 256 characters")
+        return await state.runlog.chat_run(self.route.name, chat_id) if state.runlog is not None else None
 
     async def _owned_run(self, state: BridgeState, request: web.Request, run_id: str) -> RunInfo | None:
         """The run's info, when it is logged on this route and the request comes from its owner."""
@@ -453,7 +459,7 @@ class RouteHandlers:
         except Gap:
             return json_error(404, "not_found", "the run's frames after this cursor are no longer kept")
         resp = web.StreamResponse(status=200, headers=headers)
-        sink = HttpSink(request, resp, info.framing)  # type: ignore[arg-type]
+        sink = HttpSink(request, resp, info.framing)
         watchdog = Watchdog(
             sink,
             route.heartbeat,
@@ -503,9 +509,9 @@ class RouteHandlers:
         state = request.app[STATE]
         cors = cors_headers(self.route, request)
         chat_id = request.match_info["chat_id"]
-        if not _valid_id(chat_id):
-            return json_error(400, "bad_request", "chatId: expected a printable id of at most 256 characters", cors)
-        run_id = await state.runlog.chat_run(self.route.name, chat_id) if state.runlog is not None else None
+        run_id = await self._chat_run(state, chat_id)
+        if isinstance(run_id, web.Response):
+            return run_id
         if run_id is None or not await self._cancel(state, request, run_id):
             return json_error(404, "not_found", f"no active chat {chat_id[:80]}", cors)
         log_event(logging.INFO, "stream_cancel", route=self.route.name, stream=run_id)

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 import msgspec
 
 from ... import codecs
+from ...codecs.framing import Framing
 from ...events import RunStart
 from ..faults import terminal_for
 from .cursor import Numbering
@@ -31,7 +32,7 @@ class RunInfo(msgspec.Struct, frozen=True):
     owner: str  # a hash of the identity that started the run (see :func:`identity`)
     instance: str  # the proxy instance reading its upstream: where a cancel goes
     target: str  # the client's protocol
-    framing: str
+    framing: Framing
     skip_named: bool = False
     thread_id: str = ""
     chat_id: str = ""  # the chat it answers, for protocols that resume by chat id
@@ -123,6 +124,6 @@ def identity(headers: Mapping[str, str], owner_header: str | None) -> str:
 def closing_terminal(info: RunInfo, code: str) -> bytes:
     """The terminal for a run whose own end will never be logged, in its client's protocol (a
     fresh encoder after a run start, so it writes the terminal alone)."""
-    encoder = codecs.get(info.target).encoder(info.framing)  # type: ignore[arg-type]
+    encoder = codecs.get(info.target).encoder(info.framing)
     encoder.encode([RunStart(run_id=info.run_id)])
     return encoder.encode([terminal_for(code)])

@@ -24,6 +24,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError, ResponseError
+from redis.typing import EncodableT, FieldT
 
 from ..logging import log_event
 from .base import Gap, RunInfo, RunLog, RunWriter, closing_terminal
@@ -32,6 +33,7 @@ from .cursor import FINAL, frames_after
 __all__ = ["RedisRunLog"]
 
 _END_ID = b"1-0"
+_Fields = dict[FieldT, EncodableT]
 _ENCODE = msgspec.json.Encoder()
 _DECODE_INFO = msgspec.json.Decoder(RunInfo)
 
@@ -57,7 +59,7 @@ class _Writer(RunWriter):
         if self.broken:
             return
         self.seq += 1
-        fields = {b"c": data, b"k": b"%d %d %d" % (lo, hi, self.prev_hi)}
+        fields: _Fields = {b"c": data, b"k": b"%d %d %d" % (lo, hi, self.prev_hi)}
         self.prev_hi = hi
         self.log.enqueue(self, b"0-%d" % self.seq, fields)
 
@@ -65,7 +67,7 @@ class _Writer(RunWriter):
         self.finished = True
         if self.broken:  # end what readers there are (a log that survived a blip) as lost
             data = closing_terminal(self.info, "run_log_unavailable")
-            fields = {b"c": data, b"k": b"%d %d %d" % (FINAL, FINAL, self.prev_hi), b"e": b"1"}
+            fields: _Fields = {b"c": data, b"k": b"%d %d %d" % (FINAL, FINAL, self.prev_hi), b"e": b"1"}
             self.log.enqueue(self, _END_ID, fields, lost=True)
             return
         self.log.enqueue(self, _END_ID, {b"e": b"1"})
@@ -89,7 +91,7 @@ class RedisRunLog(RunLog):
             health_check_interval=0,
         )
         self.channel = f"sb:cancel:{instance}"
-        self._ops: list[tuple[_Writer, bytes, dict[bytes, bytes], bool]] = []
+        self._ops: list[tuple[_Writer, bytes, _Fields, bool]] = []
         self._wake = asyncio.Event()
         self._live: set[_Writer] = set()
         self._tasks: list[asyncio.Task[None]] = []
@@ -135,7 +137,7 @@ class RedisRunLog(RunLog):
         self._live.add(writer)
         return writer
 
-    def enqueue(self, writer: _Writer, entry_id: bytes, fields: dict[bytes, bytes], lost: bool = False) -> None:
+    def enqueue(self, writer: _Writer, entry_id: bytes, fields: _Fields, lost: bool = False) -> None:
         self._ops.append((writer, entry_id, fields, lost))
         self._wake.set()
 
@@ -156,7 +158,7 @@ class RedisRunLog(RunLog):
             log_key, _, lease_key, _ = writer.keys
             pipe.xadd(
                 log_key,
-                fields,  # type: ignore[arg-type]
+                fields,
                 id=entry_id,
                 maxlen=self.maxlen,
                 approximate=True,
@@ -255,7 +257,7 @@ class RedisRunLog(RunLog):
             first = await self.redis.xrange(_keys(info.run_id)[0], count=1)
         except (RedisError, OSError):
             raise Gap from None
-        if first and _gap(first[0], after):  # type: ignore[arg-type]
+        if first and _gap(first[0], after):
             raise Gap
 
     async def has_readers(self, run_id: str) -> bool:
@@ -322,15 +324,19 @@ class RedisRunLog(RunLog):
             return closing_terminal(info, "run_log_unavailable")  # expired, or Redis lost it
         if leased:
             return None
-        prev_hi = int(last[0][1].get(b"k", b"0 0 0").split()[1]) if last[0][1].get(b"k") else 0
-        fields = {b"c": closing_terminal(info, "run_lost"), b"k": b"%d %d %d" % (FINAL, FINAL, prev_hi), b"e": b"1"}
+        prev_hi = int(last[0][1].get(b"k", b"0 0 0").split()[1])
+        fields: _Fields = {
+            b"c": closing_terminal(info, "run_lost"),
+            b"k": b"%d %d %d" % (FINAL, FINAL, prev_hi),
+            b"e": b"1",
+        }
         with contextlib.suppress(ResponseError):  # the owner, or another reader, ended it first
-            await self.redis.xadd(log_key, fields, id=_END_ID, nomkstream=True)  # type: ignore[arg-type]
+            await self.redis.xadd(log_key, fields, id=_END_ID, nomkstream=True)
             log_event(logging.WARNING, "run_reaped", run=info.run_id, owner=info.instance)
         return None
 
 
-def _gap(entry: tuple[bytes, dict[bytes, bytes]], after: int) -> bool:
+def _gap(entry: Any, after: int) -> bool:
     """Whether the log's first entry shows that what follows ``after`` was trimmed from it."""
     entry_id, fields = entry
     if entry_id in (b"0-1", _END_ID) or b"k" not in fields:

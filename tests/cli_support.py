@@ -165,14 +165,14 @@ def env() -> dict[str, str]:
 class Proc:
     """A ``python -m streambridge`` process whose stderr lines are read as they come."""
 
-    def __init__(self, *args: object) -> None:
+    def __init__(self, *args: object, environ: dict[str, str] | None = None) -> None:
         self.popen = subprocess.Popen(
             [sys.executable, "-m", "streambridge", *map(str, args)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
-            env=env(),
+            env={**env(), **(environ or {})},
         )
         self.lines: list[str] = []
         self._queue: queue.Queue[str | None] = queue.Queue()

@@ -190,3 +190,51 @@ def test_serve_command_reports_config_errors(monkeypatch) -> None:
     )
     assert result.exit_code == 2
     assert "environment variable 'NOPE_NOT_SET' is not set" in result.output
+
+
+# -- the run log -----------------------------------------------------------------------------
+
+
+def test_the_run_log_is_in_memory_by_default_and_set_by_flag_environment_or_routes_toml(tmp_path) -> None:
+    route = {"upstream": "http://127.0.0.1:3000/agent", "source": "nest", "target": "agentkit", "environ": {}}
+    default = build_config(**route)
+    assert (default.run_log, default.owner_header, default.routes[0].resume_grace) == ("memory", None, 30.0)
+    flagged = build_config(**route, run_log="redis://:pw@cache:6379/0", owner_header="X-User-Id")
+    assert (flagged.run_log, flagged.owner_header) == ("redis://:pw@cache:6379/0", "X-User-Id")
+    env = {"STREAMBRIDGE_RUN_LOG": "off", "STREAMBRIDGE_RUN_LOG_TTL": "60", "STREAMBRIDGE_RESUME_GRACE": "5"}
+    from_env = build_config(**{**route, "environ": env})
+    assert (from_env.run_log, from_env.run_log_ttl, from_env.routes[0].resume_grace) == ("off", 60.0, 5.0)
+    toml = tmp_path / "routes.toml"
+    toml.write_text(
+        '[server]\nrun_log = "redis://127.0.0.1:6379/1"\nrun_log_lease = 2\nowner_header = "X-Gw-User"\n'
+        '[[routes]]\npath = "/"\nupstream = "http://u/"\nfrom = "nest"\nto = "oma"\nresume_grace = 0\n'
+    )
+    filed = build_config(config_file=toml, environ={})
+    assert (filed.run_log, filed.run_log_lease, filed.owner_header) == ("redis://127.0.0.1:6379/1", 2.0, "X-Gw-User")
+    assert filed.routes[0].resume_grace == 0.0
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"run_log": "mysql://:secret@db/x"}, "expected memory, off or a redis:// URL"),
+        ({"environ": {"STREAMBRIDGE_RUN_LOG_TTL": "0"}}, "run_log_ttl must be positive"),
+        ({"environ": {"STREAMBRIDGE_RUN_LOG_LEASE": "soon"}}, "run_log_lease 'soon' is not a number"),
+    ],
+)
+def test_a_bad_run_log_setting_is_a_config_error_that_shows_no_secret(settings, message) -> None:
+    route = {"upstream": "http://127.0.0.1:3000/agent", "source": "nest", "target": "agentkit", "environ": {}}
+    with pytest.raises(ConfigError, match=message) as caught:
+        build_config(**{**route, **settings})
+    assert "secret" not in str(caught.value)
+
+
+def test_serve_takes_the_run_log_flags(monkeypatch) -> None:
+    seen = []
+    monkeypatch.setattr(serve_module.bridge_server, "run_app", seen.append)
+    args = ["serve", "--upstream", "http://127.0.0.1:3000/agent", "--from", "nest", "--to", "ai-sdk"]
+    args += ["--run-log", "off", "--resume-grace", "0", "--owner-header", "X-User-Id"]
+    result = CliRunner().invoke(_cli(), args, env={})
+    assert result.exit_code == 0, result.output
+    (cfg,) = seen
+    assert (cfg.run_log, cfg.owner_header, cfg.routes[0].resume_grace) == ("off", "X-User-Id", 0.0)

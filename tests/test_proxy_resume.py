@@ -315,3 +315,31 @@ async def test_a_redis_restart_mid_run_ends_every_stream_with_a_terminal(
     late = await b.get(f"/agent/chat/{again.headers['X-Agent-Run-Id']}/stream")
     assert late.status == 200 and (await late.read()).endswith(b"event: done\ndata: {}\n\n")
     assert msgspec.json.decode(again_body.split(b"\n\n")[0].split(b"data: ")[1])["threadId"] == "thr-1"
+
+
+async def test_a_websocket_client_that_lost_its_socket_resumes_by_the_run_named_in_the_handshake(
+    aiohttp_server, aiohttp_client, run_log: str
+) -> None:
+    from websockets.asyncio.client import connect
+
+    upstream = Upstream()
+    client = await proxy(aiohttp_server, aiohttp_client, "oma", run_log, upstream, hold_after=3)
+    async with connect(f"ws://127.0.0.1:{client.port}/ws", proxy=None) as ws:
+        run_id = ws.response.headers["X-Streambridge-Run-Id"]
+        await ws.send(request_body("oma").decode())
+        got = [await ws.recv(), await ws.recv()]
+        await asyncio.wait_for(upstream.reached.wait(), 10)
+    # the socket is gone, the run goes on (resume_grace): the rest by NDJSON line count
+    resumed = await client.get(f"/runs/{run_id}/stream", params={"after": "2"})
+    upstream.release.set()
+    rest = await resumed.read()
+    assert resumed.headers["Content-Type"].startswith("application/x-ndjson")
+    lines = [*got, *rest.decode().splitlines()]
+    assert msgspec.json.decode(lines[-1])["type"] == "done" and not upstream.cancelled.is_set()
+    uncut_client = await proxy(aiohttp_server, aiohttp_client, "oma", run_log, Upstream())
+    async with connect(f"ws://127.0.0.1:{uncut_client.port}/ws", proxy=None) as ws:
+        await ws.send(request_body("oma").decode())
+        whole = [message async for message in ws]
+    assert [normal(line.encode(), run_id, False) for line in lines] == [
+        normal(line.encode(), ws.response.headers["X-Streambridge-Run-Id"], False) for line in whole
+    ]

@@ -40,14 +40,17 @@ def agent_stream(deltas: int = 200) -> list[bytes]:
 
 def paced_agent() -> web.Application:
     """Writes the turn a frame at a time, yielding to the loop every ten frames (so cuts fall
-    both in a live run and after its end)."""
+    both in a live run and after its end); a turn whose text is ``hold`` stops after ten frames
+    and waits for its client to go."""
     stream = agent_stream()
 
     async def handler(request: web.Request) -> web.StreamResponse:
-        await request.read()
+        hold = msgspec.json.decode(await request.read())["text"] == "hold"
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         for i, frame in enumerate(stream):
+            if hold and i == 10:
+                await asyncio.Event().wait()
             await resp.write(frame)
             if i % 10 == 9:
                 await asyncio.sleep(0.001)
@@ -60,7 +63,7 @@ def paced_agent() -> web.Application:
 class Proxies:
     """``instances`` proxy processes in front of one upstream, sharing ``run_log``."""
 
-    def __init__(self, upstream: str, run_log: str, instances: int) -> None:
+    def __init__(self, upstream: str, run_log: str, instances: int, environ: dict[str, str]) -> None:
         self.procs: list[Proc] = []
         self.urls: list[str] = []
         for _ in range(instances):
@@ -68,6 +71,7 @@ class Proxies:
             proc = Proc(
                 *("serve", "--upstream", upstream, "--from", "agentkit", "--to", "nest"),
                 *("--port", port, "--run-log", run_log, "--heartbeat", "0"),
+                environ=environ,
             )
             self.procs.append(proc)
             proc.wait_for(r"listening")
@@ -82,9 +86,9 @@ class Proxies:
 def proxies(request: pytest.FixtureRequest, aiohttp_server) -> Iterator[Any]:
     started: list[Proxies] = []
 
-    async def make(run_log: str, instances: int) -> Proxies:
+    async def make(run_log: str, instances: int, **environ: str) -> Proxies:
         server = await aiohttp_server(paced_agent())
-        made = await asyncio.to_thread(Proxies, url_of(server, "/up"), run_log, instances)
+        made = await asyncio.to_thread(Proxies, url_of(server, "/up"), run_log, instances, environ)
         started.append(made)
         return made
 
@@ -138,3 +142,28 @@ async def test_a_client_cut_at_100_random_points_resumes_to_the_uncut_stream(pro
         for _ in range(CUTS):
             cut = rng.randrange(0, len(uncut) + 200)  # (+ the meta and its ping)
             assert await one_cut(session, a, b, cut) == uncut, cut
+
+
+async def test_when_the_instance_running_a_run_dies_a_reader_on_another_ends_with_a_terminal(
+    proxies, redis_server
+) -> None:
+    fleet = await proxies(redis_server.url, 2, STREAMBRIDGE_RUN_LOG_LEASE="0.5")
+    a, b = fleet.urls
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
+        started = await session.post(a + "/agent/chat", json={"message": "hold", "threadId": "thr-1"})
+        run_id = started.headers["X-Agent-Run-Id"]
+        seen = bytearray()
+        while seen.count(b"\nid: ") < 5:
+            seen.extend(await started.content.readany())
+        _, cursor = client_keeps(bytes(seen))
+        async with session.get(f"{b}/agent/chat/{run_id}/stream", headers={"Last-Event-ID": cursor}) as follower:
+            assert follower.status == 200
+            await follower.content.readuntil(b"\n\n")  # its meta: B is following the run
+            fleet.procs[0].popen.kill()  # A dies mid-run, its upstream still open
+            rest = await follower.read()  # B's reader ends once A's lease lapsed: no hang
+        started.close()
+    assert rest.endswith(
+        b'event: error\ndata: {"code":"run_lost","message":"The proxy instance that was relaying this answer '
+        b'stopped. Please try again."}\n\n'
+    )
+    assert not set(_ID.findall(rest)) & set(_ID.findall(bytes(seen)))  # nothing it had, again

@@ -604,6 +604,9 @@ class RouteHandlers:
         if state.draining:
             return json_error(503, "shutting_down", FAULTS["shutting_down"].message)
         ws = web.WebSocketResponse(heartbeat=route.heartbeat or None, max_msg_size=route.max_request_bytes)
+        run_id = str(uuid.uuid4())  # named in the handshake: a client that lost the socket resumes by it
+        if state.runlog is not None:
+            ws.headers[RUN_ID_HEADER] = run_id
         await ws.prepare(request)
         bound_client(request.transport, route.stream_buffer_bytes)
         try:
@@ -623,9 +626,7 @@ class RouteHandlers:
             return ws
         translator = make_translator(route, "ndjson")
         preamble = b""
-        stream_id = secrets.token_hex(6)
-        if self.surface.runs is not None or state.runlog is not None:
-            stream_id = str(uuid.uuid4())
+        stream_id = run_id if self.surface.runs is not None or state.runlog is not None else secrets.token_hex(6)
         if self.surface.runs is not None:
             preamble = translator.feed_events([RunStart(run_id=stream_id, thread_id=prepared.thread_id or UNSET)])
         log = await self._begin_log(state, request, stream_id, "ndjson", prepared.thread_id)

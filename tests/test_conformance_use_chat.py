@@ -12,6 +12,9 @@ read tool with its output, then more text in a second step).
   the upstream connection and asks the nest backend to cancel the run by its id. (Where a run
   outlives its client, a dropped connection is not a stop: ``DELETE <api>/<chatId>/stream`` is,
   see test_proxy_resume.py.)
+- A page reloaded mid-answer (tests/conformance/use-chat-resume.mjs): the first connection is cut
+  while the backend is still answering; a fresh `Chat` with the chat's id calls `resumeStream()`
+  and, from the run log, gets the whole answer, exactly as the uninterrupted round shows it.
 - A tool approval (tests/conformance/use-chat-approval.mjs) in front of an AG-UI agent whose run
   ends with an interrupt: the Chat shows the tool part asking, `addToolApprovalResponse` makes it
   send itself again, and the agent's next run carries the answer as the interrupt's `resume`
@@ -31,7 +34,9 @@ import msgspec
 import pytest
 from aiohttp import web
 
-from .proxy_support import Upstream, capture, frames, proxy_config, start_proxy, url_of, write_stream
+from streambridge.bridge.state import STATE
+
+from .proxy_support import Upstream, capture, frames, proxy_config, start_proxy, stream_app, url_of, write_stream
 from .test_proxy_asks import APPROVAL, AskingAgent
 from .tools import CONFORMANCE, conformance_node
 
@@ -143,6 +148,63 @@ async def test_a_use_chat_round_through_the_proxy_in_front_of_nest(node: str, ai
     await asyncio.wait_for(backend.cancel_seen.wait(), timeout=10)  # and the nest run cancelled by id
     run_id = capture(CAPTURE).headers["x-agent-run-id"]
     assert backend.cancels == [run_id]
+
+
+# -- a page reloaded mid-answer: resumeStream() through the run log ------------------------------
+
+RESUME_ROUND = CONFORMANCE / "use-chat-resume.mjs"
+USER = {"id": "u-1", "role": "user", "parts": [{"type": "text", "text": "What is the weather in Paris?"}]}
+
+
+async def test_a_reloaded_use_chat_resumes_the_live_answer_through_the_run_log(
+    node: str, aiohttp_server, aiohttp_client
+) -> None:
+    backend = Upstream()
+    cap = capture(CAPTURE)
+    headers = {k: v for k, v in cap.headers.items() if k.startswith("x-agent-")}
+
+    async def chat(request: web.Request) -> web.StreamResponse:
+        await backend.record(request)
+        return await write_stream(
+            request, frames(cap.body), status=201, headers=headers, upstream=backend, hold_after=4
+        )
+
+    upstream = await aiohttp_server(stream_app(chat, "/agent/chat"))
+    proxy = await start_proxy(aiohttp_client, proxy_config(url_of(upstream, "/agent"), "nest", "ai-sdk"))
+    first = await proxy.post("/api/chat", json={"id": "chat-9", "messages": [USER], "trigger": "submit-message"})
+    run_id = first.headers["X-Streambridge-Run-Id"]
+    await asyncio.wait_for(backend.reached.wait(), 10)
+    first.close()  # the page goes away mid-answer; the backend is still answering
+
+    process = await asyncio.create_subprocess_exec(
+        node,
+        str(RESUME_ROUND),
+        url_of(proxy, "/api/chat"),
+        "chat-9",
+        json.dumps(USER),
+        cwd=CONFORMANCE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    runlog = proxy.app[STATE].runlog
+    async with asyncio.timeout(60):  # the reloaded page is reading the run: let the backend finish
+        while not await runlog.has_readers(run_id):
+            await asyncio.sleep(0.01)
+    backend.release.set()
+    out, err = await asyncio.wait_for(process.communicate(), timeout=120)
+    assert process.returncode == 0, err.decode()
+    result = json.loads(out)
+
+    assert result["resume"] == {"url": url_of(proxy, "/api/chat/chat-9/stream"), "status": 200}
+    assert (result["status"], result["error"]) == ("ready", None)
+    assert result["finish"] == {"isAbort": False, "isDisconnect": False, "isError": False}
+    user, assistant = result["messages"]
+    assert user == USER and assistant["role"] == "assistant"
+    shown = [p for p in assistant["parts"] if not p["type"].startswith("data-")]
+    assert [p["type"] for p in shown] == ["step-start", "reasoning", "text", "tool-getWeather", "step-start", "text"]
+    assert (shown[2]["text"], shown[5]["text"]) == ("Checking…", "Done.")
+    assert shown[3]["state"] == "output-available" and shown[3]["output"] == {"tempC": 21, "city": "Paris"}
+    assert not backend.cancelled.is_set()
 
 
 # -- a tool approval, answered by the real Chat, reaching an AG-UI agent as a resume entry ------

@@ -221,14 +221,15 @@ async def test_a_decision_nobody_asked_for_is_404(aiohttp_server, aiohttp_client
 
 
 async def test_a_client_that_leaves_while_the_run_waits_leaves_nothing_waiting(aiohttp_server, aiohttp_client) -> None:
-    agent, client = await front(aiohttp_server, aiohttp_client, "agentkit", [APPROVAL])
+    """Once no one has read the held run for the resume grace period (here 0.2 s), it ends."""
+    agent, client = await front(aiohttp_server, aiohttp_client, "agentkit", [APPROVAL], resume_grace=0.2)
     path, body = client_request("agentkit", "t4")
     resp = await client.post(path, data=body, headers={"Content-Type": "application/json"})
     await read_until(resp.content, b"call-1", bytearray())
     state = client.app[STATE]
     assert [call for _, call in state.pending] == ["call-1"]
     resp.close()
-    await state.idle.wait()  # the relay saw its client go and ended
+    await state.idle.wait()  # the relay saw its client go, and no one come back, and ended
     assert not state.pending and len(agent.requests) == 1
 
 

@@ -65,9 +65,10 @@ class Numbering:
             return out, 2 * last + 2, 2 * self.last
         frames = out.split(b"\n\n")
         frames.pop()  # what follows the last frame's blank line: nothing
-        if b"id:" in out or (self.skip_named and b"event:" in out):
-            return self._one_by_one(frames)
         count = len(frames)
+        # every frame a plain "data:" one (an id or event line comes first in a frame): one count
+        if not out.startswith(b"data:") or out.count(b"\n\ndata:") != count - 1:
+            return self._one_by_one(frames)
         end = self.last = last + count
         if count == 1:
             return b"id: %d\n%b\n\n" % (end, frames[0]), 2 * end, 2 * end

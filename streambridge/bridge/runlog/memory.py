@@ -21,11 +21,16 @@ __all__ = ["MemoryRunLog"]
 
 
 class _Run:
-    __slots__ = ("base", "changed", "chunks", "finished_at", "info", "readers", "size", "trimmed_hi")
+    """One run's writes: their bytes and keys in three deques (no tuple per write: a log of many
+    small writes adds nothing for the garbage collector to walk)."""
+
+    __slots__ = ("base", "changed", "chunks", "finished_at", "his", "info", "los", "readers", "size", "trimmed_hi")
 
     def __init__(self, info: RunInfo) -> None:
         self.info = info
-        self.chunks: deque[tuple[int, int, bytes]] = deque()
+        self.chunks: deque[bytes] = deque()
+        self.los: deque[int] = deque()
+        self.his: deque[int] = deque()
         self.base = 0  # how many chunks were trimmed from the front
         self.trimmed_hi = 0  # the highest key trimmed: a reader before it has a gap
         self.size = 0
@@ -47,9 +52,10 @@ class _Run:
         """Drop the oldest chunk (never the last one); the bytes freed."""
         if len(self.chunks) <= 1:
             return 0
-        _, hi, data = self.chunks.popleft()
+        data = self.chunks.popleft()
+        self.los.popleft()
+        self.trimmed_hi = self.his.popleft()
         self.base += 1
-        self.trimmed_hi = hi
         self.size -= len(data)
         return len(data)
 
@@ -62,7 +68,9 @@ class _Writer(RunWriter):
 
     def _store(self, lo: int, hi: int, data: bytes) -> None:
         run = self.run
-        run.chunks.append((lo, hi, data))
+        run.chunks.append(data)
+        run.los.append(lo)
+        run.his.append(hi)
         run.size += len(data)
         self.log.grew(run, len(data))
         run.notify()
@@ -151,9 +159,15 @@ class MemoryRunLog(RunLog):
                     raise Gap
                 end = run.base + len(run.chunks)
                 if pos < end:
-                    new = islice(run.chunks, pos - run.base, None)
+                    start = pos - run.base
+                    new = zip(
+                        islice(run.chunks, start, None),
+                        islice(run.los, start, None),
+                        islice(run.his, start, None),
+                        strict=True,
+                    )
                     pos = end
-                    data = b"".join([frames_after(d, lo, hi, after, framing) for lo, hi, d in new])
+                    data = b"".join([frames_after(d, lo, hi, after, framing) for d, lo, hi in new])
                     if data:
                         yield data
                     continue

@@ -295,6 +295,8 @@ class RouteHandlers:
     ) -> None:
         try:
             await relay.run(upstream, preamble)
+            if relay.log is not None:
+                await relay.log.ended()
         finally:
             self._remember_asks(state, thread_id, relay)
             if state.live.get(relay.stream_id) is relay:

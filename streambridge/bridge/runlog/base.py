@@ -66,6 +66,10 @@ class RunWriter(ABC):
     def finish(self) -> None:
         """The run wrote its terminal: readers end after it."""
 
+    async def ended(self) -> None:  # noqa: B027 (in memory the end is logged at once)
+        """Return once the end is in the log (the client's response closes after it, so a
+        client that saw its stream end finds the run ended)."""
+
 
 class RunLog(ABC):
     """A store of run logs: in this process (memory.py) or shared by instances (redis.py)."""

@@ -34,6 +34,9 @@ __all__ = ["RedisRunLog"]
 
 _END_ID = b"1-0"
 _Fields = dict[FieldT, EncodableT]
+#: how long the writer waits after a write for more to join its pipeline (the log may lag its
+#: clients by this much; a client never waits for the log)
+_LINGER = 0.002
 _ENCODE = msgspec.json.Encoder()
 _DECODE_INFO = msgspec.json.Decoder(RunInfo)
 
@@ -54,6 +57,8 @@ class _Writer(RunWriter):
         self.prev_hi = 0
         self.broken = False  # a write failed: the rest of the run is not logged
         self.finished = False
+        self.expiry_moved = float("-inf")  # when the run's keys' TTL was last moved on
+        self._ended = asyncio.Event()
 
     def _store(self, lo: int, hi: int, data: bytes) -> None:
         if self.broken:
@@ -63,8 +68,16 @@ class _Writer(RunWriter):
         self.prev_hi = hi
         self.log.enqueue(self, b"0-%d" % self.seq, fields)
 
+    async def ended(self) -> None:
+        with contextlib.suppress(TimeoutError):  # (a log that cannot be written is not waited for)
+            async with asyncio.timeout(self.log.lease):
+                await self._ended.wait()
+
     def finish(self) -> None:
         self.finished = True
+        if self.broken and not self.log.reachable():
+            self._ended.set()
+            return
         if self.broken:  # end what readers there are (a log that survived a blip) as lost
             data = closing_terminal(self.info, "run_log_unavailable")
             fields: _Fields = {b"c": data, b"k": b"%d %d %d" % (FINAL, FINAL, self.prev_hi), b"e": b"1"}
@@ -144,6 +157,7 @@ class RedisRunLog(RunLog):
     async def _flusher(self) -> None:
         while not self._closing:
             await self._wake.wait()
+            await asyncio.sleep(_LINGER)  # let the writes of the next moment join the batch
             self._wake.clear()
             await self._flush()
         if self._ops:
@@ -167,7 +181,11 @@ class RedisRunLog(RunLog):
             if entry_id == _END_ID:
                 pipe.delete(lease_key)
             writers[writer] = None
-        for writer in writers:
+        now = asyncio.get_running_loop().time()
+        for writer in writers:  # the sliding TTL, moved on at most every few seconds per run
+            if now - writer.expiry_moved < self.ttl_ms / 4000 and not writer.finished:
+                continue
+            writer.expiry_moved = now
             log_key, info_key, _, _ = writer.keys
             pipe.pexpire(log_key, self.ttl_ms)
             pipe.pexpire(info_key, self.ttl_ms)
@@ -179,11 +197,15 @@ class RedisRunLog(RunLog):
             results = [exc]
         self._settle(writers, results)
 
+    def reachable(self) -> bool:
+        return not self._failed
+
     def _settle(self, writers: dict[_Writer, None], results: list[Any]) -> None:
         failed = [r for r in results if isinstance(r, Exception)]
         for writer in writers:
             if writer.finished:
                 self._live.discard(writer)
+                writer._ended.set()
         if not failed:
             self._failed = False
             return

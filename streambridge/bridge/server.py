@@ -681,6 +681,7 @@ async def _session_ctx(app: web.Application) -> AsyncIterator[None]:
         config.run_log,
         state.instance,
         run_bytes=max(r.replay_limit_bytes for r in config.routes),
+        route_bytes={r.name: r.replay_limit_bytes for r in config.routes},
         total_bytes=config.run_log_bytes,
         ttl=config.run_log_ttl,
         lease=config.run_log_lease,

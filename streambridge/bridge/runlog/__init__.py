@@ -22,7 +22,15 @@ __all__ = [
 
 
 def open_run_log(
-    spec: str, instance: str, *, run_bytes: int, total_bytes: int, ttl: float, lease: float, maxlen: int
+    spec: str,
+    instance: str,
+    *,
+    run_bytes: int,
+    total_bytes: int,
+    ttl: float,
+    lease: float,
+    maxlen: int,
+    route_bytes: dict[str, int] | None = None,
 ) -> RunLog | None:
     """The run log a ``--run-log`` value names: ``memory``, ``redis://…`` / ``rediss://…`` or ``off``."""
     if spec == "off":
@@ -30,7 +38,7 @@ def open_run_log(
     if spec == "memory":
         from .memory import MemoryRunLog
 
-        return MemoryRunLog(instance, run_bytes=run_bytes, total_bytes=total_bytes, ttl=ttl)
+        return MemoryRunLog(instance, run_bytes=run_bytes, total_bytes=total_bytes, ttl=ttl, route_bytes=route_bytes)
     from .redis import RedisRunLog
 
     return RedisRunLog(instance, spec, ttl=ttl, lease=lease, maxlen=maxlen)

@@ -24,10 +24,14 @@ class _Run:
     """One run's writes: their bytes and keys in three deques (no tuple per write: a log of many
     small writes adds nothing for the garbage collector to walk)."""
 
-    __slots__ = ("base", "changed", "chunks", "finished_at", "his", "info", "los", "readers", "size", "trimmed_hi")
+    __slots__ = (
+        *("base", "changed", "chunks", "finished_at", "his", "info", "limit", "los", "readers", "size"),
+        "trimmed_hi",
+    )
 
-    def __init__(self, info: RunInfo) -> None:
+    def __init__(self, info: RunInfo, limit: int) -> None:
         self.info = info
+        self.limit = limit
         self.chunks: deque[bytes] = deque()
         self.los: deque[int] = deque()
         self.his: deque[int] = deque()
@@ -81,12 +85,15 @@ class _Writer(RunWriter):
 
 
 class MemoryRunLog(RunLog):
-    """``run_bytes`` bounds one run's log (its oldest writes are trimmed past it), ``total_bytes``
-    all of them; finished runs are kept ``ttl`` seconds."""
+    """``run_bytes`` bounds one run's log (its oldest writes are trimmed past it; ``route_bytes``
+    by route), ``total_bytes`` all of them; finished runs are kept ``ttl`` seconds."""
 
-    def __init__(self, instance: str, *, run_bytes: int, total_bytes: int, ttl: float) -> None:
+    def __init__(
+        self, instance: str, *, run_bytes: int, total_bytes: int, ttl: float, route_bytes: dict[str, int] | None = None
+    ) -> None:
         super().__init__(instance)
         self.run_bytes = run_bytes
+        self.route_bytes = route_bytes or {}  # a route's own bound (its replay_limit_bytes)
         self.total_bytes = total_bytes
         self.ttl = ttl
         self.total = 0
@@ -95,7 +102,7 @@ class MemoryRunLog(RunLog):
 
     async def begin(self, info: RunInfo) -> RunWriter:
         self._expire()
-        run = _Run(info)
+        run = _Run(info, self.route_bytes.get(info.route, self.run_bytes))
         self._drop(info.run_id)
         self.runs[info.run_id] = run
         if info.chat_id:
@@ -104,7 +111,7 @@ class MemoryRunLog(RunLog):
 
     def grew(self, run: _Run, size: int) -> None:
         self.total += size
-        while run.size > self.run_bytes and run.trim():
+        while run.size > run.limit and run.trim():
             pass
         if self.total <= self.total_bytes:
             return

@@ -394,3 +394,33 @@ def test_the_harness_catches_what_the_sdks_reject(ag_ui_client: Harness) -> None
     assert [i for i, _ in problems(BROKEN["unknown-type"])] == [1]
     with pytest.raises(AssertionError, match="verifyEvents"):
         assert_accepted(results["content-without-start"], BROKEN["content-without-start"])
+
+
+# -- through the proxy: the run log's resume ids ------------------------------------------------
+
+
+async def test_the_proxys_resume_ids_do_not_disturb_the_real_ag_ui_client(
+    ag_ui_client: Harness, aiohttp_server, aiohttp_client
+) -> None:
+    """The proxy numbers every frame it writes (``id:`` lines, its resume cursors): the real
+    client's parser, schemas, verifier and ``HttpAgent`` take such streams as they take others."""
+    from streambridge.codecs.requests import ChatRequest
+
+    from .proxy_support import frames, proxy_config, start_proxy, stream_app, url_of, write_stream
+
+    bodies: dict[str, bytes] = {}
+    for scenario in ("plain-text", "text-after-tool", "approval", "reasoning-then-text"):
+
+        async def agent(request: Any, scenario: str = scenario) -> Any:
+            await request.read()
+            return await write_stream(request, frames(golden(scenario, "agentkit")))
+
+        server = await aiohttp_server(stream_app(agent, "/up"))
+        proxy = await start_proxy(aiohttp_client, proxy_config(url_of(server, "/up"), "agentkit", AG_UI))
+        body = codecs.get(AG_UI).http.build_request(ChatRequest(text="hi", thread_id="thr-1"))
+        resp = await proxy.post("/", data=body, headers={"Content-Type": "application/json"})
+        bodies[scenario] = await resp.read()  # (with the heartbeat comment before the first frame)
+        assert bodies[scenario].replace(b": ping\n\n", b"").startswith(b"id: 1\ndata: "), bodies[scenario][:80]
+    results = ag_ui_client(bodies)
+    for name, body in bodies.items():
+        assert_accepted(results[name], body)

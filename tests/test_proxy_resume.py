@@ -191,8 +191,8 @@ async def test_an_explicit_cancel_ends_a_run_at_once_even_with_its_client_gone(
     cancel = await client.post(f"/runs/{run_id}/cancel")
     assert cancel.status == 200 and await cancel.json() == {"cancelled": True}
     await asyncio.wait_for(upstream.cancelled.wait(), 10)
-    assert (await client.post(f"/runs/{run_id}/cancel")).status == 404  # over: nothing to cancel
     end = (await (await client.get(f"/runs/{run_id}/stream")).read()).rstrip().rsplit(b"\n\n", 1)[-1]
+    assert (await client.post(f"/runs/{run_id}/cancel")).status == 404  # over: nothing to cancel
     assert b'"type":"RUN_FINISHED"' in end and b'"outcome":{"type":"cancelled"}' in end
 
 

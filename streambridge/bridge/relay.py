@@ -187,10 +187,6 @@ class _Gone(Sink):
         pass
 
 
-async def _discard(data: bytes) -> None:
-    return None
-
-
 class Relay:
     """One proxied stream. ``interrupt`` ends it early with a cancelled or shutdown terminal.
 
@@ -478,7 +474,7 @@ class Relay:
         """The client is gone: the run goes on into its log while someone may come back to it
         (cancelled after ``grace`` seconds with no reader). The write to use from now on."""
         if self.client_lost:
-            return _discard
+            return self.sink.write
         self.client_lost = True
         self.sink = _Gone()
         if self._watchdog is not None:
@@ -489,7 +485,7 @@ class Relay:
         log_event(logging.INFO, "client_lost", route=self.route.name, stream=self.stream_id, grace=self.grace)
         if self._stop is None:
             self._grace_task = asyncio.get_running_loop().create_task(self._grace_period())
-        return _discard
+        return self.sink.write
 
     async def _grace_period(self) -> None:
         """Cancel the run once it has had no reader for ``grace`` seconds."""

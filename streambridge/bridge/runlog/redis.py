@@ -168,6 +168,7 @@ class RedisRunLog(RunLog):
         ops, self._ops = self._ops, []
         pipe = self.redis.pipeline(transaction=False)
         writers: dict[_Writer, None] = {}
+        ending = [writer for writer, entry_id, _, _ in ops if entry_id == _END_ID]
         for writer, entry_id, fields, lost in ops:
             log_key, _, lease_key, _ = writer.keys
             pipe.xadd(
@@ -195,17 +196,16 @@ class RedisRunLog(RunLog):
             results = await pipe.execute(raise_on_error=False)
         except (RedisError, OSError) as exc:
             results = [exc]
-        self._settle(writers, results)
+        self._settle(writers, ending, results)
 
     def reachable(self) -> bool:
         return not self._failed
 
-    def _settle(self, writers: dict[_Writer, None], results: list[Any]) -> None:
+    def _settle(self, writers: dict[_Writer, None], ending: list[_Writer], results: list[Any]) -> None:
         failed = [r for r in results if isinstance(r, Exception)]
-        for writer in writers:
-            if writer.finished:
-                self._live.discard(writer)
-                writer._ended.set()
+        for writer in ending:  # (written, or not writable: no one waits for it longer)
+            self._live.discard(writer)
+            writer._ended.set()
         if not failed:
             self._failed = False
             return

@@ -58,6 +58,11 @@ def _valid_id(value: str) -> bool:
 # -- helpers -------------------------------------------------------------------------------
 
 
+def _owner(state: BridgeState, request: web.Request, info: RunInfo) -> bool:
+    """Whether the request comes from the identity that started the run."""
+    return secrets.compare_digest(info.owner, identity(request.headers, state.config.owner_header))
+
+
 class _TooLarge(Exception):
     pass
 
@@ -424,7 +429,7 @@ class RouteHandlers:
         info = await state.runlog.lookup(run_id) if state.runlog is not None and run_id else None
         if info is None or info.finished:
             return web.Response(status=204, headers=cors)
-        if info.owner != identity(request.headers, state.config.owner_header):
+        if not _owner(state, request, info):
             return json_error(404, "not_found", f"no chat {chat_id[:80]}", cors)
         headers = stream_headers(self.route, request, info.framing)
         headers[RUN_ID_HEADER] = info.run_id
@@ -443,7 +448,7 @@ class RouteHandlers:
         info = await state.runlog.lookup(run_id)
         if info is None or info.route != self.route.name:
             return None
-        if info.owner != identity(request.headers, state.config.owner_header):
+        if not _owner(state, request, info):
             return None  # another identity's run: as if there were none
         return info
 

@@ -420,9 +420,7 @@ class RouteHandlers:
     async def resume(self, request: web.Request) -> web.StreamResponse:
         """``GET <chat>/<chatId>/stream``: the chat's live run again, from its start; ``204`` when
         none is active (finished, never started, or its log expired)."""
-        state = request.app[STATE]
-        cors = cors_headers(self.route, request)
-        chat_id = request.match_info["chat_id"]
+        state, cors, chat_id = request.app[STATE], cors_headers(self.route, request), request.match_info["chat_id"]
         run_id = await self._chat_run(state, chat_id)
         if isinstance(run_id, web.Response):
             return run_id
@@ -513,9 +511,7 @@ class RouteHandlers:
     async def stop_chat(self, request: web.Request) -> web.Response:
         """``DELETE <chat>/<chatId>/stream``: stop the chat's live run (an AI SDK client's stop,
         which a dropped connection no longer means), on any instance."""
-        state = request.app[STATE]
-        cors = cors_headers(self.route, request)
-        chat_id = request.match_info["chat_id"]
+        state, cors, chat_id = request.app[STATE], cors_headers(self.route, request), request.match_info["chat_id"]
         run_id = await self._chat_run(state, chat_id)
         if isinstance(run_id, web.Response):
             return run_id

@@ -258,9 +258,11 @@ async def test_without_a_run_log_nothing_is_numbered_or_resumable(aiohttp_server
 # -- two instances, one Redis --------------------------------------------------------------------
 
 
-async def two_instances(aiohttp_server, aiohttp_client, redis: RedisServer, upstream: Upstream, **settings: Any):
+async def two_instances(
+    aiohttp_server, aiohttp_client, redis: RedisServer, upstream: Upstream, target: str = "nest", **settings: Any
+):
     server = await aiohttp_server(agent(upstream, settings.pop("hold_after", None)))
-    config = proxy_config(url_of(server, "/up"), "agentkit", "nest", run_log=redis.url, **settings)
+    config = proxy_config(url_of(server, "/up"), "agentkit", target, run_log=redis.url, **settings)
     return await start_proxy(aiohttp_client, config), await start_proxy(aiohttp_client, config)
 
 
@@ -285,6 +287,20 @@ async def test_a_client_resumes_and_cancels_on_another_instance(aiohttp_server, 
     rest = await resumed.read()
     assert rest.endswith(b'data: {"kind":"cancelled"}\n\nevent: done\ndata: {}\n\n')
     assert not set(_ID.findall(rest)) & set(_ID.findall(whole))  # nothing twice
+
+
+async def test_an_ai_sdk_stop_on_another_instance_reaches_the_run(aiohttp_server, aiohttp_client, redis_server) -> None:
+    upstream = Upstream()
+    a, b = await two_instances(aiohttp_server, aiohttp_client, redis_server, upstream, "ai-sdk", hold_after=3)
+    resp = await start(a, "ai-sdk")
+    await asyncio.wait_for(upstream.reached.wait(), 10)
+    resumed = await b.get("/api/chat/thr-1/stream")  # the same chat, followed on B
+    assert resumed.status == 200
+    assert (await b.delete("/api/chat/thr-1/stream")).status == 204  # Stop, pressed on B
+    await asyncio.wait_for(upstream.cancelled.wait(), 10)  # A's upstream request is gone
+    body, followed = await resp.read(), await resumed.read()
+    assert b'"type":"abort"' in body and body.endswith(b"data: [DONE]\n\n")
+    assert followed.replace(PING, b"") == body.replace(PING, b"")  # B's reader got the same message
 
 
 async def test_a_redis_restart_mid_run_ends_every_stream_with_a_terminal(

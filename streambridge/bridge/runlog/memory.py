@@ -81,6 +81,7 @@ class _Writer(RunWriter):
 
     def finish(self) -> None:
         self.run.finished_at = time.monotonic()
+        self.log.finished[self.run.info.run_id] = self.run
         self.run.notify()
 
 
@@ -98,6 +99,7 @@ class MemoryRunLog(RunLog):
         self.ttl = ttl
         self.total = 0
         self.runs: OrderedDict[str, _Run] = OrderedDict()
+        self.finished: OrderedDict[str, _Run] = OrderedDict()  # finished runs, oldest end first
         self.chats: dict[tuple[str, str], str] = {}
 
     async def begin(self, info: RunInfo) -> RunWriter:
@@ -115,15 +117,14 @@ class MemoryRunLog(RunLog):
             pass
         if self.total <= self.total_bytes:
             return
-        for run_id in [r for r, other in self.runs.items() if other.finished_at is not None]:
-            self._drop(run_id)
-            if self.total <= self.total_bytes:
-                return
+        while self.total > self.total_bytes and self.finished:  # the oldest finished first
+            self._drop(next(iter(self.finished)))
         while self.total > self.total_bytes and run.trim():
             pass
 
     def _drop(self, run_id: str) -> None:
         run = self.runs.pop(run_id, None)
+        self.finished.pop(run_id, None)
         if run is None:
             return
         self.total -= run.size
@@ -133,9 +134,11 @@ class MemoryRunLog(RunLog):
 
     def _expire(self) -> None:
         now = time.monotonic()
-        for run_id, run in list(self.runs.items()):
-            if run.finished_at is not None and now - run.finished_at > self.ttl:
-                self._drop(run_id)
+        while self.finished:  # in the order they finished: only the expired ones are looked at
+            run_id, run = next(iter(self.finished.items()))
+            if run.finished_at is not None and now - run.finished_at <= self.ttl:
+                return
+            self._drop(run_id)
 
     async def lookup(self, run_id: str) -> RunInfo | None:
         self._expire()

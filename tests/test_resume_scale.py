@@ -38,10 +38,10 @@ def agent_stream(deltas: int = 200) -> list[bytes]:
     return [frame % msgspec.json.encode(e) for e in (start, *body, end)]
 
 
-def paced_agent() -> web.Application:
+def paced_agent(release: asyncio.Event) -> web.Application:
     """Writes the turn a frame at a time, yielding to the loop every ten frames (so cuts fall
     both in a live run and after its end); a turn whose text is ``hold`` stops after ten frames
-    and waits for its client to go."""
+    until ``release`` is set (or its client goes)."""
     stream = agent_stream()
 
     async def handler(request: web.Request) -> web.StreamResponse:
@@ -50,7 +50,7 @@ def paced_agent() -> web.Application:
         await resp.prepare(request)
         for i, frame in enumerate(stream):
             if hold and i == 10:
-                await asyncio.Event().wait()
+                await release.wait()
             await resp.write(frame)
             if i % 10 == 9:
                 await asyncio.sleep(0.001)
@@ -62,6 +62,8 @@ def paced_agent() -> web.Application:
 
 class Proxies:
     """``instances`` proxy processes in front of one upstream, sharing ``run_log``."""
+
+    release: asyncio.Event  # lets the upstream's held turns go on
 
     def __init__(self, upstream: str, run_log: str, instances: int, environ: dict[str, str]) -> None:
         self.procs: list[Proc] = []
@@ -87,8 +89,10 @@ def proxies(request: pytest.FixtureRequest, aiohttp_server) -> Iterator[Any]:
     started: list[Proxies] = []
 
     async def make(run_log: str, instances: int, **environ: str) -> Proxies:
-        server = await aiohttp_server(paced_agent())
+        release = asyncio.Event()
+        server = await aiohttp_server(paced_agent(release))
         made = await asyncio.to_thread(Proxies, url_of(server, "/up"), run_log, instances, environ)
+        made.release = release
         started.append(made)
         return made
 
@@ -167,3 +171,33 @@ async def test_when_the_instance_running_a_run_dies_a_reader_on_another_ends_wit
         b'stopped. Please try again."}\n\n'
     )
     assert not set(_ID.findall(rest)) & set(_ID.findall(bytes(seen)))  # nothing it had, again
+
+
+async def test_a_redis_restart_mid_run_gives_every_client_of_every_process_a_terminal(proxies, redis_server) -> None:
+    fleet = await proxies(redis_server.url, 2)
+    a, b = fleet.urls
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
+        started = await session.post(a + "/agent/chat", json={"message": "hold", "threadId": "thr-1"})
+        run_id = started.headers["X-Agent-Run-Id"]
+        seen = bytearray()
+        while seen.count(b"\nid: ") < 5:
+            seen.extend(await started.content.readany())
+        async with session.get(f"{b}/agent/chat/{run_id}/stream") as follower:
+            assert follower.status == 200
+            await follower.content.readuntil(b"\n\n")  # its meta: B is following the run
+            await asyncio.to_thread(redis_server.restart)  # everything in Redis is lost
+            followed = await follower.read()  # B's reader ends: no hang
+        assert followed.endswith(
+            b'event: error\ndata: {"code":"run_log_unavailable","message":"The proxy lost the log of this answer. '
+            b'Please try again."}\n\n'
+        )
+        fleet.release.set()  # the upstream answers to the end
+        rest = await started.read()  # the client on A is not hurt: the run's own end
+        assert (bytes(seen) + rest).endswith(b"event: done\ndata: {}\n\n")
+        # and the log works again for the next run, on either process
+        async with session.post(a + "/agent/chat", json={"message": "hi", "threadId": "thr-2"}) as again:
+            body = await again.read()
+            next_run = again.headers["X-Agent-Run-Id"]
+        assert body.endswith(b"event: done\ndata: {}\n\n")
+        async with session.get(f"{b}/agent/chat/{next_run}/stream") as late:
+            assert late.status == 200 and (await late.read()).endswith(b"event: done\ndata: {}\n\n")

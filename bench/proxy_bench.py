@@ -177,6 +177,15 @@ async def wait_listening(port: int, proc: subprocess.Popen[bytes]) -> None:
     raise RuntimeError(f"nothing listening on {port}")
 
 
+def stop_processes(procs: list[subprocess.Popen[bytes]]) -> None:
+    """Terminate every process, then wait for each (at most 10 s)."""
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(10)
+
+
 def rss_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -308,11 +317,7 @@ async def drive(args: argparse.Namespace) -> None:
             for t in await start_targets(upstream_url, procs, traced=True):
                 rows[t.name]["mem"], rows[t.name]["rss"] = await memory_per_stream(session, t, args.streams)
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(10)
+        stop_processes(procs)
     report(rows, lat, args)
 
 

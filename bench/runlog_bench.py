@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import shutil
 import subprocess
@@ -35,6 +34,7 @@ from proxy_bench import (
     paced,
     pct,
     spawn,
+    stop_processes,
     wait_listening,
 )
 
@@ -78,11 +78,7 @@ async def drive(args: argparse.Namespace) -> None:
                 targets.append(Target(name, f"http://127.0.0.1:{port}/", proc, nest=True))
             rows, lat = await measure(targets, args)
         finally:
-            for proc in procs:
-                proc.terminate()
-            for proc in procs:
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(10)
+            stop_processes(procs)
     report(rows, lat, args)
 
 

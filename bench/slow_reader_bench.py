@@ -36,7 +36,15 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from aiohttp import web  # noqa: E402
-from proxy_bench import END, START, add_memory_probe, free_port, text_frame, wait_listening  # noqa: E402
+from proxy_bench import (  # noqa: E402
+    END,
+    START,
+    add_memory_probe,
+    free_port,
+    stop_processes,
+    text_frame,
+    wait_listening,
+)
 
 WRITTEN: dict[int, int] = {}
 
@@ -137,11 +145,7 @@ async def drive(args: argparse.Namespace) -> None:
         stop.set()
         await asyncio.gather(*readers)
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(10)
+        stop_processes(procs)
     report(args, before, during, first, second)
 
 

@@ -276,7 +276,6 @@ class RouteHandlers:
             target=self.route.target,
             framing=framing,
             skip_named=framing == "sse" and self.surface.unnumbered_named_frames,
-            thread_id=thread_id or "",
             chat_id=chat_id,
         )
         return await state.runlog.begin(info)

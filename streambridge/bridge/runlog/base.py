@@ -34,7 +34,6 @@ class RunInfo(msgspec.Struct, frozen=True):
     target: str  # the client's protocol
     framing: Framing
     skip_named: bool = False
-    thread_id: str = ""
     chat_id: str = ""  # the chat it answers, for protocols that resume by chat id
     finished: bool = False  # (as read back: its end is logged)
 

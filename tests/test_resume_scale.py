@@ -148,17 +148,22 @@ async def test_a_client_cut_at_100_random_points_resumes_to_the_uncut_stream(pro
             assert await one_cut(session, a, b, cut) == uncut, cut
 
 
+async def held_run(session: aiohttp.ClientSession, proxy: str) -> tuple[aiohttp.ClientResponse, str, bytearray]:
+    """A run the upstream holds after ten frames: its response, its id, and its first numbered frames."""
+    started = await session.post(proxy + "/agent/chat", json={"message": "hold", "threadId": "thr-1"})
+    seen = bytearray()
+    while seen.count(b"\nid: ") < 5:
+        seen.extend(await started.content.readany())
+    return started, started.headers["X-Agent-Run-Id"], seen
+
+
 async def test_when_the_instance_running_a_run_dies_a_reader_on_another_ends_with_a_terminal(
     proxies, redis_server
 ) -> None:
     fleet = await proxies(redis_server.url, 2, STREAMBRIDGE_RUN_LOG_LEASE="0.5")
     a, b = fleet.urls
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
-        started = await session.post(a + "/agent/chat", json={"message": "hold", "threadId": "thr-1"})
-        run_id = started.headers["X-Agent-Run-Id"]
-        seen = bytearray()
-        while seen.count(b"\nid: ") < 5:
-            seen.extend(await started.content.readany())
+        started, run_id, seen = await held_run(session, a)
         _, cursor = client_keeps(bytes(seen))
         async with session.get(f"{b}/agent/chat/{run_id}/stream", headers={"Last-Event-ID": cursor}) as follower:
             assert follower.status == 200
@@ -177,11 +182,7 @@ async def test_a_redis_restart_mid_run_gives_every_client_of_every_process_a_ter
     fleet = await proxies(redis_server.url, 2)
     a, b = fleet.urls
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
-        started = await session.post(a + "/agent/chat", json={"message": "hold", "threadId": "thr-1"})
-        run_id = started.headers["X-Agent-Run-Id"]
-        seen = bytearray()
-        while seen.count(b"\nid: ") < 5:
-            seen.extend(await started.content.readany())
+        started, run_id, seen = await held_run(session, a)
         async with session.get(f"{b}/agent/chat/{run_id}/stream") as follower:
             assert follower.status == 200
             await follower.content.readuntil(b"\n\n")  # its meta: B is following the run

@@ -141,7 +141,8 @@ def run_streambridge(port: int, upstream: str) -> None:
 
     config = build_config(upstream=upstream, source="agentkit", target="nest", environ={})
     run_log = os.environ.get("BENCH_RUN_LOG", "memory")  # (runlog_bench.py compares the run logs)
-    config = replace(config, port=port, max_upstream_connections=2000, run_log=run_log)
+    inspect = os.environ.get("BENCH_INSPECT") == "on"  # (inspector_bench.py: the inspector on and off)
+    config = replace(config, port=port, max_upstream_connections=2000, run_log=run_log, inspect=inspect)
     app = create_app(config)
     add_memory_probe(app)
     web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None, handler_cancellation=True)

@@ -108,6 +108,15 @@ class Config:
     #: the request header naming the identity that owns a run (set by a gateway); without it,
     #: a hash of the client's Authorization and Cookie headers
     owner_header: str | None = None
+    #: serve the live stream inspector at ``/_inspect`` (see docs/inspector.md)
+    inspect: bool = False
+    #: how many streams the inspector keeps (live and recent)
+    inspect_streams: int = 100
+    #: the most bytes the inspector keeps of one stream (both sides together)
+    inspect_stream_bytes: int = 8 * 1024 * 1024
+    #: the inspector's access token (from ``STREAMBRIDGE_INSPECT_TOKEN``): any address that
+    #: presents it may look; without one, loopback only
+    inspect_token: str | None = field(default=None, repr=False)
 
 
 #: route settings that may also come from ``STREAMBRIDGE_<NAME>`` and ``[defaults]`` in routes.toml.
@@ -299,6 +308,8 @@ def build_config(
     log_json: bool | None = None,
     run_log: str | None = None,
     owner_header: str | None = None,
+    inspect: bool | None = None,
+    inspect_streams: int | None = None,
     settings: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Config:
@@ -350,6 +361,10 @@ def build_config(
         run_log_lease=_positive(server, env, "run_log_lease", 5.0),
         run_log_maxlen=int(_positive(server, env, "run_log_maxlen", 100_000)),
         owner_header=owner_header or server.get("owner_header") or env.get(ENV_PREFIX + "OWNER_HEADER") or None,
+        inspect=bool(inspect if inspect is not None else server.get("inspect", False)),
+        inspect_streams=int(inspect_streams or _positive(server, env, "inspect_streams", 100)),
+        inspect_stream_bytes=int(_positive(server, env, "inspect_stream_bytes", 8 * 1024 * 1024)),
+        inspect_token=env.get(ENV_PREFIX + "INSPECT_TOKEN") or None,
     )
 
 

@@ -28,6 +28,8 @@ from .upstream import Upstream
 if TYPE_CHECKING:
     from aiohttp import web
 
+    from ..inspector import StreamCapture
+    from ..inspector.capture import Origin
     from .config import Route
     from .state import BridgeState
 
@@ -229,6 +231,8 @@ class Relay:
         self._stalled = False
         self._sep = sink.sep
         self.last_write = b""  # the last bytes written to the client: the terminal's, at the end
+        #: the inspector's capture of this stream (None: the inspector is off, and costs nothing)
+        self.tap: StreamCapture | None = None
 
     # -- control -------------------------------------------------------------------------
 
@@ -257,7 +261,7 @@ class Relay:
             self.sink,
             self.route.heartbeat,
             self.route.client_stall_timeout,
-            metrics.heartbeats.labels(name).inc,
+            self._on_ping(metrics.heartbeats.labels(name).inc),
             self._on_stall,
         )
         dog_task = self._dog_task = asyncio.create_task(watchdog.run())
@@ -265,7 +269,7 @@ class Relay:
             if watchdog.interval:
                 preamble += PING  # one before the first upstream byte
             if preamble:
-                await self._write(preamble, log=False)
+                await self._write(preamble, log=False, origin="proxy")
             try:
                 fault = await self._pump(upstream, counts)
             except (asyncio.CancelledError, ClientGone, ConnectionError):
@@ -288,7 +292,7 @@ class Relay:
                 return
             tail = self._finish(fault)
             if tail:
-                await self._write(tail)
+                await self._write(tail, origin="end")
                 counts.add(0, tail.count(self._sep))
         except asyncio.CancelledError:
             self._client_gone("client_disconnected")
@@ -307,6 +311,8 @@ class Relay:
                 self._forget_asks()
             if self.log is not None:
                 self.log.finish()
+            if self.tap is not None:
+                self.tap.end(self.outcome, self.translator.events_in, self.translator.decoder.framing)
             log_event(
                 logging.INFO,
                 "stream_end",
@@ -403,7 +409,10 @@ class Relay:
         sep = self._sep
         events_seen = translator.events_in  # (a resume run adds to the first run's count)
         holding = self.resumer is not None
+        tap = self.tap
         while chunk:
+            if tap is not None:
+                tap.upstream_chunk(chunk)
             try:
                 out = feed(chunk)
             except StreamError as exc:
@@ -424,6 +433,8 @@ class Relay:
                     out = log.append(out)  # numbered and logged before the client has it
                 dog.writing_since = clock()
                 self.last_write = out
+                if tap is not None:
+                    tap.client_write(out)
                 try:
                     await write(out)
                 except (ClientGone, ConnectionError):
@@ -456,11 +467,13 @@ class Relay:
         if self.route.source_framing is None and framing is not None and framing != self.translator.decoder.framing:
             self.translator.use_source_framing(framing)
 
-    async def _write(self, data: bytes, *, log: bool = True) -> None:
+    async def _write(self, data: bytes, *, log: bool = True, origin: Origin = "relay") -> None:
         assert self._watchdog is not None
         if log and self.log is not None:
             data = self.log.append(data)
         self.last_write = data
+        if self.tap is not None:
+            self.tap.client_write(data, origin)
         try:
             await self._watchdog.write(data)
         except (ClientGone, ConnectionError):
@@ -535,6 +548,18 @@ class Relay:
             self.state.cancel_upstream(self.route, self.upstream)
         return before + translator.abort(terminal)
 
+    def _on_ping(self, count: Callable[[], None]) -> Callable[[], None]:
+        """What a heartbeat does: counted, and shown to the inspector when it is on."""
+        tap = self.tap
+        if tap is None:
+            return count
+
+        def pinged() -> None:
+            count()
+            tap.client_write(PING, "heartbeat")
+
+        return pinged
+
     def _on_stall(self) -> None:
         """The client has not taken a write for the stall timeout: drop it (the handler then ends)."""
         self._stalled = True
@@ -559,6 +584,8 @@ class Relay:
         fault = FAULTS.get(code)
         if fault is not None and fault.translation:
             metrics.translation_errors.labels(self.route.name, code).inc()
+        if self.tap is not None:
+            self.tap.fault(code, info.detail if info is not None else "")
         log_event(
             logging.WARNING,
             "stream_fault",
@@ -584,6 +611,8 @@ class Relay:
         )
 
     def _log_stream_error(self, exc: StreamError) -> None:
+        if self.tap is not None:
+            self.tap.fault("bad_frame", f"frame {exc.frame} (byte {exc.offset}): {exc}")
         log_event(
             logging.WARNING,
             "upstream_frame_error",

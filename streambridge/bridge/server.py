@@ -25,6 +25,8 @@ from ..codecs.framing import Framing
 from ..codecs.http import HttpSurface
 from ..codecs.requests import BadRequest, ChatRequest, ResumeEntry, check_depth, check_id, decision_entry
 from ..events import UNSET, RunStart
+from ..inspector import Inspector, StreamFacts
+from ..inspector.web import mount
 from .asks import Resumer
 from .buffers import bound_client
 from .config import Config, Route, safe_url
@@ -34,7 +36,7 @@ from .metrics import CONTENT_TYPE_LATEST
 from .relay import PING, ClientGone, HttpSink, Relay, Sink, Watchdog, WsSink
 from .runlog import Gap, RunInfo, RunWriter, after_key, identity, open_run_log
 from .state import STATE, BridgeState
-from .surfaces import upstream_headers
+from .surfaces import secret_values, upstream_headers
 from .upstream import ConnectionLimit, Upstream, make_session, open_upstream
 
 __all__ = ["STATE", "BindError", "BridgeState", "create_app", "run_app"]
@@ -254,6 +256,7 @@ class RouteHandlers:
         sink = HttpSink(request, resp, framing)
         resumer = self._resumer(state, request, prepared, translator)
         relay = self._relay(state, translator, sink, stream_id, log, resumer)
+        self._inspect(state, request, relay, framing, "http")
         log_event(logging.INFO, "stream_start", route=route.name, stream=stream_id, upstream=safe_url(route.upstream))
         await self._run(state, relay, self._relayed(state, relay, upstream, preamble, prepared.thread_id))
         if not relay.client_lost:
@@ -293,6 +296,26 @@ class RouteHandlers:
         relay = Relay(state, self.route, translator, sink, stream_id=stream_id, log=log, grace=grace, resumer=resumer)
         state.live[stream_id] = relay
         return relay
+
+    def _inspect(
+        self, state: BridgeState, request: web.Request, relay: Relay, framing: Framing, transport: str
+    ) -> None:
+        """With the inspector on, the stream is captured for it (never a credential: the values
+        of the route's upstream headers and the client's credential-like ones are redacted)."""
+        if state.inspector is None:
+            return
+        route = self.route
+        facts = StreamFacts(
+            route=route.name,
+            path=request.path,
+            source=route.source,
+            target=route.target,
+            framing=framing,
+            transport=transport,
+            upstream=safe_url(route.upstream),
+            source_framing=route.source_framing,
+        )
+        relay.tap = state.inspector.open(relay.stream_id, facts, secret_values(route.headers, request.headers))
 
     async def _relayed(
         self, state: BridgeState, relay: Relay, upstream: Upstream, preamble: bytes, thread_id: str | None
@@ -634,6 +657,7 @@ class RouteHandlers:
         log = await self._begin_log(state, request, stream_id, "ndjson", prepared.thread_id)
         resumer = self._resumer(state, request, prepared, translator)
         relay = self._relay(state, translator, WsSink(request, ws), stream_id, log, resumer)
+        self._inspect(state, request, relay, "ndjson", "ws")
         watcher = asyncio.create_task(self._watch(ws, relay))
         upstream = self._upstream(state, request, prepared)
         try:
@@ -739,6 +763,10 @@ def create_app(config: Config) -> web.Application:
     app.router.add_get("/metrics", metrics_handler)
     for route in config.routes:
         RouteHandlers(route).register(app.router)
+    if config.inspect:
+        state = app[STATE]
+        state.inspector = Inspector(config.inspect_streams, config.inspect_stream_bytes, config.inspect_token)
+        mount(app, state.inspector)
     return app
 
 
@@ -799,4 +827,8 @@ def _announce(config: Config, address: tuple[Any, ...]) -> None:
             mode=route.request_mode,
         )
     log_event(logging.INFO, "run_log", backend=safe_url(config.run_log) if "://" in config.run_log else config.run_log)
+    if config.inspect:
+        host = f"[{address[0]}]" if ":" in str(address[0]) else address[0]
+        access = "token" if config.inspect_token else "loopback only"
+        log_event(logging.INFO, "inspector", url=f"http://{host}:{address[1]}/_inspect/", access=access)
     log_event(logging.INFO, "listening", host=address[0], port=address[1])

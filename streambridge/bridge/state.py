@@ -20,6 +20,7 @@ from .logging import log_event
 from .metrics import BridgeMetrics
 
 if TYPE_CHECKING:
+    from ..inspector import Inspector
     from .asks import Pending
     from .relay import Relay
     from .runlog import RunLog
@@ -48,6 +49,8 @@ class BridgeState:
     #: the open interrupts of held runs (asks.py), by (route name, tool call id)
     pending: dict[tuple[str, str], Pending] = field(default_factory=dict)
     relays: set[Relay] = field(default_factory=set)
+    #: the live stream inspector (None: ``--inspect`` is off)
+    inspector: Inspector | None = None
     background: set[asyncio.Task[None]] = field(default_factory=set)
     draining: bool = False
     never_listened: bool = False  # the socket could not be bound: nothing to drain at shutdown

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 
 from multidict import CIMultiDict
 
-__all__ = ["FORWARDED", "HOP_BY_HOP", "credential_like", "upstream_headers"]
+__all__ = ["FORWARDED", "HOP_BY_HOP", "credential_like", "secret_values", "upstream_headers"]
 
 HOP_BY_HOP = frozenset(
     {
@@ -115,3 +115,19 @@ def upstream_headers(
     out["Accept"] = accept
     out["Accept-Encoding"] = "identity"
     return out
+
+
+#: the shortest secret value redacted (shorter ones would blank out ordinary text)
+_SHORTEST_SECRET = 4
+
+
+def secret_values(route_headers: Mapping[str, str], client: Mapping[str, str]) -> tuple[str, ...]:
+    """What the inspector must never show of a stream: the route's upstream header values and
+    the client's credential-like header values, each whole and as its parts (the credential after
+    an auth scheme, each cookie's value); longest first, so a whole goes before its parts."""
+    found: set[str] = set()
+    for value in [*route_headers.values(), *(v for k, v in client.items() if credential_like(k))]:
+        found.add(value.strip())
+        found.add(value.partition(" ")[2].strip())
+        found.update(part.partition("=")[2].strip() for part in value.split(";"))
+    return tuple(sorted((v for v in found if len(v) >= _SHORTEST_SECRET), key=len, reverse=True))

@@ -29,6 +29,7 @@ from .common import EXIT_USAGE, UserError, print_error, reader_gone, say, set_ve
 from .convert import convert_command
 from .demo import demo_command
 from .diff import diff_command
+from .inspect import inspect_command
 from .options import PROTOCOL_NAMES, examples, fill_protocols
 from .protocols import protocols_command
 from .record import record_command
@@ -176,9 +177,11 @@ EXAMPLES = {
     "diff": ("streambridge diff run.http other.ndjson", "streambridge diff a.sse b.sse --exact-ids --max 10"),
     "protocols": ("streambridge protocols", "streambridge protocols --json"),
     "demo": ("streambridge demo", "streambridge demo --scenario approval --from oma --to nest"),
+    "inspect": ("streambridge inspect run.http --to ai-sdk", "streambridge inspect golden/approval/nest.sse --port 0"),
     "serve": (
         "streambridge serve --upstream http://127.0.0.1:3000/agent --from nest --to agentkit",
         "streambridge serve --config routes.toml --port 9000",
+        "streambridge serve --upstream http://127.0.0.1:3000/agent --from nest --to ai-sdk --inspect",
     ),
 }
 
@@ -195,6 +198,7 @@ for _name, _command in (
     ("diff", diff_command),
     ("protocols", protocols_command),
     ("demo", demo_command),
+    ("inspect", inspect_command),
 ):
     _register(_name, _command)
 

@@ -417,7 +417,7 @@ def announce(url: str) -> None:
 
 
 async def serve_app(app: web.Application, host: str, port: int, ready: Callable[[str], None]) -> None:
-    """Run ``app`` until it has served ``exit_after`` streams, or forever (until cancelled)."""
+    """Run ``app`` until it has served ``exit_after`` streams (a replay app), or forever (until cancelled)."""
     runner = web.AppRunner(app, handler_cancellation=True, access_log=None)  # ours: access_log
     await runner.setup()
     try:
@@ -428,10 +428,11 @@ async def serve_app(app: web.Application, host: str, port: int, ready: Callable[
             raise listen_error(host, port, exc) from None
         bound_host, bound_port = runner.addresses[0][:2]
         ready(f"http://{_url_host(bound_host)}:{bound_port}")
-        server = app[REPLAY_KEY]
-        if server.exit_after is None:
+        server = app.get(REPLAY_KEY)  # an app of another command's (the inspector's) serves until stopped
+        if server is None or server.exit_after is None:
             await asyncio.Event().wait()
-        await server.finished.wait()
+        else:
+            await server.finished.wait()
     finally:
         await runner.cleanup()
 

@@ -153,6 +153,24 @@ def serve_command(
             "Authorization / Cookie, hashed.",
         ),
     ] = None,
+    inspect: Annotated[
+        bool,
+        typer.Option(
+            "--inspect",
+            envvar="STREAMBRIDGE_INSPECT",
+            help="Serve the live stream inspector at /_inspect (loopback only unless STREAMBRIDGE_INSPECT_TOKEN is set).",
+        ),
+    ] = False,
+    inspect_streams: Annotated[
+        int | None,
+        typer.Option(
+            "--inspect-streams",
+            envvar="STREAMBRIDGE_INSPECT_STREAMS",
+            metavar="N",
+            min=1,
+            help="How many live and recent streams the inspector keeps (default 100).",
+        ),
+    ] = None,
     approval_timeout: Annotated[
         float | None,
         typer.Option(
@@ -225,6 +243,8 @@ def serve_command(
             log_json=log_json or None,
             run_log=run_log,
             owner_header=owner_header,
+            inspect=inspect or None,
+            inspect_streams=inspect_streams,
             settings=settings,
         )
     except bridge_config.ConfigError as exc:

@@ -1,0 +1,101 @@
+"""Inspector benchmark: the same load through ``streambridge serve`` (agentkit upstream → nest
+client) with ``--inspect`` off and on (no inspector page open), in one run. Not part of the tests.
+
+    python bench/inspector_bench.py            # the full run
+    python bench/inspector_bench.py --quick    # a smaller run
+
+Processes: the upstream, two proxies (inspector off, on; both with the run log off, so only the
+inspector differs), and this driver. Measured as in proxy_bench.py: bulk frames per second (the
+upstream writing one frame per write, and 64) and the proxy's CPU per frame, rounds interleaved
+so a busy moment hits both alike. Prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import aiohttp
+from proxy_bench import Target, add_load_options, bulk, free_port, load_defaults, spawn, stop_processes, wait_listening
+
+MODES = ("off", "on")
+
+
+def spawn_proxy(port: int, upstream: str, inspect: str) -> subprocess.Popen[bytes]:
+    os.environ["BENCH_RUN_LOG"] = "off"
+    os.environ["BENCH_INSPECT"] = inspect  # (read by proxy_bench's streambridge role)
+    try:
+        return spawn("streambridge", port, upstream)
+    finally:
+        del os.environ["BENCH_RUN_LOG"], os.environ["BENCH_INSPECT"]
+
+
+async def drive(args: argparse.Namespace) -> None:
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        up_port = free_port()
+        upstream_url = f"http://127.0.0.1:{up_port}/agentkit"
+        procs.append(spawn("upstream", up_port))
+        await wait_listening(up_port, procs[-1])
+        targets = []
+        for mode in MODES:
+            port = free_port()
+            proc = spawn_proxy(port, upstream_url, mode)
+            procs.append(proc)
+            await wait_listening(port, proc)
+            targets.append(Target(mode, f"http://127.0.0.1:{port}/", proc, nest=True))
+        rows = await measure(targets, args)
+    finally:
+        stop_processes(procs)
+    report(rows, args)
+
+
+async def measure(targets: list[Target], args: argparse.Namespace) -> dict[str, dict[str, float]]:
+    connector = aiohttp.TCPConnector(limit=0)
+    rows: dict[str, dict[str, float]] = {t.name: {} for t in targets}
+    async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=None)) as session:
+        for t in targets:  # warm up (imports, pools, allocator)
+            await bulk(session, t, 2000, 1, 1)
+        for per_write in (1, 64):
+            key = f"bulk{per_write}"
+            for _ in range(args.rounds):
+                for t in targets:
+                    rate, cpu = await bulk(session, t, args.bulk_frames, per_write, args.bulk_streams)
+                    rows[t.name][key] = max(rows[t.name].get(key, 0.0), rate)
+                    rows[t.name][key + "cpu"] = min(rows[t.name].get(key + "cpu", float("inf")), cpu)
+    return rows
+
+
+def report(rows: dict[str, dict[str, float]], args: argparse.Namespace) -> None:
+    off, on = rows["off"], rows["on"]
+    print(
+        f"\nstreambridge inspector bench: agentkit upstream → nest client, run log off; {os.cpu_count()} CPUs, "
+        f"Python {sys.version.split()[0]}; bulk {args.bulk_frames} frames over {args.bulk_streams} streams (best of "
+        f"{args.rounds}); no inspector page open\n"
+    )
+    print("| metric | inspector off | inspector on | on vs off | target |")
+    print("|---|---:|---:|---:|---|")
+    for key, label in (("bulk1", "1 frame per upstream write"), ("bulk64", "64 frames per upstream write")):
+        print(
+            f"| bulk frames/s, {label} | {off[key]:,.0f} | {on[key]:,.0f} | ratio {on[key] / off[key]:.2f} | ≥ 0.9 |"
+        )
+        print(f"| proxy CPU per frame, {label} | {off[key + 'cpu']:.2f} µs | {on[key + 'cpu']:.2f} µs | | |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a smaller run")
+    add_load_options(parser)
+    args = parser.parse_args()
+    load_defaults(args, rounds=3, streams=300)
+    asyncio.run(drive(args))
+
+
+if __name__ == "__main__":
+    main()

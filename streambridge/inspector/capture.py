@@ -1,0 +1,277 @@
+"""What the inspector keeps of each stream, and the bounded ring of recent streams.
+
+The proxy's whole cost is here: one ``(time, bytes)`` append per upstream chunk and per client
+write (bytes objects the relay made anyway, never copied), bounded per stream, and a change
+signal that does nothing while no inspector page listens. Everything else (frames, links,
+decoded events) is worked out from these bytes only when a page asks (see :mod:`.analysis`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+import orjson
+
+__all__ = ["DEFAULT_STREAMS", "DEFAULT_STREAM_BYTES", "Inspector", "Origin", "StreamCapture", "StreamFacts"]
+
+#: how many streams the ring keeps by default (live ones and the most recent finished)
+DEFAULT_STREAMS = 100
+#: the most bytes (both sides) kept per stream by default (beyond it the capture is marked truncated)
+DEFAULT_STREAM_BYTES = 8 * 1024 * 1024
+#: seconds between the change notices a listening page gets (one per changed stream at most)
+NOTICE_INTERVAL = 0.2
+
+#: who made a client write: the translation of an upstream chunk, the proxy before any upstream
+#: byte (a run start, a heartbeat), the end of the stream (its terminal), or an idle heartbeat
+Origin = Literal["relay", "proxy", "end", "heartbeat"]
+
+
+@dataclass(frozen=True)
+class StreamFacts:
+    """What a stream is: its route and protocols, and the framings on each side."""
+
+    route: str
+    path: str
+    source: str
+    target: str
+    framing: str  # the client's (``sse`` / ``ndjson``)
+    transport: str = "http"  # ``http`` or ``ws``
+    upstream: str = ""  # the upstream URL without user info or query
+    source_framing: str | None = None  # the upstream's, once known (None: detected from its bytes)
+
+
+class StreamCapture:
+    """One stream's bytes as they passed the proxy: upstream chunks as received, client writes
+    as written, with seconds since the stream began; faults; and how it ended."""
+
+    __slots__ = (
+        "_clock",
+        "_notify",
+        "bytes_in",
+        "bytes_out",
+        "client",
+        "ended",
+        "events_in",
+        "facts",
+        "faults",
+        "id",
+        "kept",
+        "limit",
+        "outcome",
+        "recorded",
+        "secrets",
+        "started",
+        "t0",
+        "truncated",
+        "ttfb",
+        "upstream",
+    )
+
+    def __init__(
+        self,
+        stream_id: str,
+        facts: StreamFacts,
+        *,
+        secrets: tuple[str, ...] = (),
+        limit: int = DEFAULT_STREAM_BYTES,
+        notify: Callable[[StreamCapture], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        recorded: bool = False,
+    ) -> None:
+        self.id = stream_id
+        self.facts = facts
+        #: values never shown (upstream credentials, forwarded credentials): redacted on the way out
+        self.secrets = secrets
+        self.limit = limit
+        self._notify = notify
+        self._clock = clock
+        #: a recorded transcript (``streambridge inspect``): no arrival times
+        self.recorded = recorded
+        self.started = time.time()
+        self.t0 = clock()
+        self.upstream: list[tuple[float, bytes]] = []
+        self.client: list[tuple[float, bytes, Origin]] = []
+        self.faults: list[tuple[float, str, str]] = []
+        self.bytes_in = 0
+        self.bytes_out = 0
+        self.kept = 0
+        self.truncated = False
+        self.ttfb: float | None = None
+        self.events_in = 0
+        self.outcome = "live"
+        self.ended: float | None = None
+
+    # -- what the relay calls (the hot path: keep it to an append) ---------------------------
+
+    def upstream_chunk(self, chunk: bytes) -> None:
+        t = self._clock() - self.t0
+        self.bytes_in += len(chunk)
+        if self.ttfb is None:
+            self.ttfb = t
+        if self._keep(len(chunk)):
+            self.upstream.append((t, chunk))
+        if self._notify is not None:
+            self._notify(self)
+
+    def client_write(self, data: bytes, origin: Origin = "relay") -> None:
+        self.bytes_out += len(data)
+        if self._keep(len(data)):
+            self.client.append((self._clock() - self.t0, data, origin))
+        if self._notify is not None:
+            self._notify(self)
+
+    def _keep(self, size: int) -> bool:
+        if self.truncated or self.kept + size > self.limit:
+            self.truncated = True
+            return False
+        self.kept += size
+        return True
+
+    def fault(self, code: str, detail: str = "") -> None:
+        self.faults.append((self._clock() - self.t0, code, detail))
+        if self._notify is not None:
+            self._notify(self)
+
+    def end(self, outcome: str, events_in: int, source_framing: str | None) -> None:
+        self.outcome = outcome
+        self.events_in = events_in
+        self.ended = self._clock() - self.t0
+        if source_framing is not None and self.facts.source_framing != source_framing:
+            self.facts = StreamFacts(**{**self.facts.__dict__, "source_framing": source_framing})
+        if self._notify is not None:
+            self._notify(self)
+
+    # -- what a page sees ------------------------------------------------------------------
+
+    def snapshot(self) -> StreamCapture:
+        """A copy that later writes do not change (worked out off the event loop)."""
+        copy = StreamCapture.__new__(StreamCapture)
+        for name in StreamCapture.__slots__:
+            setattr(copy, name, getattr(self, name))
+        copy.upstream, copy.client, copy.faults = list(self.upstream), list(self.client), list(self.faults)
+        copy._notify = None
+        frozen = self._clock()
+        copy._clock = lambda: frozen
+        return copy
+
+    def elapsed(self) -> float:
+        """Seconds from the stream's start to its end (to now while it is live)."""
+        return self.ended if self.ended is not None else self._clock() - self.t0
+
+    @property
+    def live(self) -> bool:
+        return self.ended is None
+
+    def summary(self) -> dict[str, object]:
+        """One row of the stream list."""
+        facts = self.facts
+        sep = b"\n\n" if facts.framing == "sse" else b"\n"
+        now = self.elapsed()
+        return {
+            "id": self.id,
+            "route": facts.route,
+            "path": facts.path,
+            "source": facts.source,
+            "target": facts.target,
+            "transport": facts.transport,
+            "started": self.started,
+            "status": self.outcome,
+            "live": self.live,
+            "duration_ms": round(now * 1000),
+            "ttfb_ms": None if self.ttfb is None or self.recorded else round(self.ttfb * 1000),
+            "chunks_in": len(self.upstream),
+            "writes_out": len(self.client),
+            "frames_out": sum(data.count(sep) for _, data, origin in self.client if origin != "heartbeat"),
+            "events_in": self.events_in,
+            "bytes_in": self.bytes_in,
+            "bytes_out": self.bytes_out,
+            "faults": [code for _, code, _ in self.faults],
+            "truncated": self.truncated,
+            "recorded": self.recorded,
+        }
+
+
+class Inspector:
+    """The ring of recent streams (``keep`` of them, the oldest finished dropped first) and the
+    pages listening for changes (each gets a queue of change notices, at most one per stream
+    every :data:`NOTICE_INTERVAL` seconds)."""
+
+    def __init__(
+        self, keep: int = DEFAULT_STREAMS, stream_bytes: int = DEFAULT_STREAM_BYTES, token: str | None = None
+    ) -> None:
+        if keep < 1:
+            raise ValueError("the inspector keeps at least one stream")
+        self.keep = keep
+        self.stream_bytes = stream_bytes
+        #: with a token the inspector answers any address that presents it; without, loopback only
+        self.token = token
+        self.streams: OrderedDict[str, StreamCapture] = OrderedDict()
+        self._listeners: set[asyncio.Queue[bytes | None]] = set()
+        self._changed: dict[str, StreamCapture] = {}
+        self._flush: asyncio.TimerHandle | None = None
+
+    def open(self, stream_id: str, facts: StreamFacts, secrets: tuple[str, ...] = ()) -> StreamCapture:
+        """A new stream's capture, in the ring from now on."""
+        capture = StreamCapture(stream_id, facts, secrets=secrets, limit=self.stream_bytes, notify=self.changed)
+        self.add(capture)
+        return capture
+
+    def add(self, capture: StreamCapture) -> None:
+        self.streams[capture.id] = capture
+        self.streams.move_to_end(capture.id)
+        while len(self.streams) > self.keep:
+            oldest = next((key for key, c in self.streams.items() if not c.live), next(iter(self.streams)))
+            del self.streams[oldest]
+        self.changed(capture)
+
+    def get(self, stream_id: str) -> StreamCapture | None:
+        return self.streams.get(stream_id)
+
+    def summaries(self) -> list[dict[str, object]]:
+        """The list, newest first."""
+        return [capture.summary() for capture in reversed(self.streams.values())]
+
+    # -- change notices ----------------------------------------------------------------------
+
+    def changed(self, capture: StreamCapture) -> None:
+        if not self._listeners:
+            return
+        self._changed[capture.id] = capture
+        if self._flush is None:
+            self._flush = asyncio.get_running_loop().call_later(NOTICE_INTERVAL, self._send)
+
+    def _send(self) -> None:
+        self._flush = None
+        changed, self._changed = self._changed, {}
+        notices = [orjson.dumps(capture.summary()) for capture in changed.values()]
+        for queue in list(self._listeners):
+            for notice in notices:
+                if queue.full():  # a page that stopped reading: let it go (it reconnects)
+                    self._listeners.discard(queue)
+                    while not queue.empty():
+                        queue.get_nowait()
+                    queue.put_nowait(None)
+                    break
+                queue.put_nowait(notice)
+
+    def listen(self) -> asyncio.Queue[bytes | None]:
+        """A queue of change notices (summaries, JSON); None when the listener was dropped."""
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=1024)
+        self._listeners.add(queue)
+        return queue
+
+    def unlisten(self, queue: asyncio.Queue[bytes | None]) -> None:
+        self._listeners.discard(queue)
+
+    def close(self) -> None:
+        """End every live feed (the server is shutting down)."""
+        for queue in self._listeners:
+            while not queue.empty():
+                queue.get_nowait()
+            queue.put_nowait(None)
+        self._listeners.clear()

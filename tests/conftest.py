@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from .browser_support import browser  # noqa: F401 - a fixture for every test module
 from .corpus import SCENARIOS
 from .redis_support import redis_server  # noqa: F401 - a fixture for every test module
 

@@ -143,6 +143,8 @@ def run_streambridge(port: int, upstream: str) -> None:
     run_log = os.environ.get("BENCH_RUN_LOG", "memory")  # (runlog_bench.py compares the run logs)
     inspect = os.environ.get("BENCH_INSPECT") == "on"  # (inspector_bench.py: the inspector on and off)
     config = replace(config, port=port, max_upstream_connections=2000, run_log=run_log, inspect=inspect)
+    if "BENCH_INSPECT_BYTES" in os.environ:  # (what the inspector keeps per stream)
+        config = replace(config, inspect_stream_bytes=int(os.environ["BENCH_INSPECT_BYTES"]))
     app = create_app(config)
     add_memory_probe(app)
     web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None, handler_cancellation=True)

@@ -17,6 +17,7 @@ import pytest
 from aiohttp.test_utils import make_mocked_request
 
 from streambridge import Translator
+from streambridge.bridge import build_config
 from streambridge.bridge.state import STATE
 from streambridge.bridge.surfaces import secret_values
 from streambridge.codecs.framing import make_parser
@@ -48,6 +49,7 @@ def captured(
     translator = Translator(source, target)
     framing = translator.encoder.framing
     now = [0.0]
+    kw.setdefault("limit", 1 << 40)  # (large-tool-output is over the proxy's default)
     capture = StreamCapture("s", StreamFacts("r", "/", source, target, framing), clock=lambda: now[0], **kw)
     cuts = list(itertools.accumulate(sizes or [len(body)], initial=0))
     chunks = [body[a:b] for a, b in itertools.pairwise(cuts)] + [body[cuts[-1] :]]
@@ -404,3 +406,61 @@ def test_inspect_names_a_file_it_cannot_read() -> None:
     result = invoke("inspect", "no-such-file.sse")
     assert result.exit_code == 2
     assert "no-such-file.sse" in result.output
+
+
+# -- configuration and the serve command --------------------------------------------------------
+
+
+def test_the_inspector_settings_come_from_flags_the_environment_and_routes_toml(tmp_path: Path) -> None:
+    environ = {"STREAMBRIDGE_INSPECT_TOKEN": "tok-from-env-123", "STREAMBRIDGE_INSPECT_STREAM_BYTES": "4096"}
+    config = proxy_config("http://127.0.0.1:9/agent", "nest", "ai-sdk", environ=environ)
+    assert not config.inspect  # off unless asked
+    assert config.inspect_token == "tok-from-env-123" and config.inspect_stream_bytes == 4096
+    assert "tok-from-env-123" not in repr(config)
+    routes = tmp_path / "routes.toml"
+    routes.write_text(
+        '[server]\ninspect = true\ninspect_streams = 7\n[[routes]]\npath = "/"\n'
+        'upstream = "http://127.0.0.1:9/agent"\nfrom = "nest"\nto = "ai-sdk"\n'
+    )
+    config = build_config(config_file=routes, environ={})
+    assert config.inspect and config.inspect_streams == 7 and config.inspect_token is None
+    assert build_config(config_file=routes, inspect_streams=3, environ={}).inspect_streams == 3
+
+
+def test_serve_inspect_announces_the_page_and_serves_it_to_loopback() -> None:
+    proc = Proc(
+        "serve",
+        "--upstream",
+        "http://127.0.0.1:9/agent",
+        "--from",
+        "nest",
+        "--to",
+        "ai-sdk",
+        "--port",
+        "0",
+        "--inspect",
+    )
+    try:
+        url = proc.wait_for(r"inspector url=(http://127\.0\.0\.1:\d+/_inspect/) access=loopback")[1]
+        proc.wait_for(r"listening")
+        asyncio.run(_page_answers(url))
+    finally:
+        proc.stop()
+
+
+async def _page_answers(url: str) -> None:
+    async with aiohttp.ClientSession() as session, session.get(url) as page:
+        assert page.status == 200 and "streambridge inspector" in await page.text()
+
+
+def test_the_ring_holds_at_most_its_byte_budget_of_finished_streams() -> None:
+    inspector = Inspector(keep=10, stream_bytes=100, total_bytes=250)
+    facts = StreamFacts("r", "/", "nest", "ai-sdk", "sse")
+    live = inspector.open("live", facts)
+    live.upstream_chunk(b"x" * 90)
+    for i in range(4):
+        done = inspector.open(f"done-{i}", facts)
+        done.upstream_chunk(b"y" * 60)
+        done.end("completed", 0, "sse")
+    assert list(inspector.streams) == ["live", "done-2", "done-3"]  # 90 + 60 + 60 <= 250
+    assert sum(c.kept for c in inspector.streams.values()) <= 250

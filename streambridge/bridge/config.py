@@ -113,7 +113,9 @@ class Config:
     #: how many streams the inspector keeps (live and recent)
     inspect_streams: int = 100
     #: the most bytes the inspector keeps of one stream (both sides together)
-    inspect_stream_bytes: int = 8 * 1024 * 1024
+    inspect_stream_bytes: int = 2 * 1024 * 1024
+    #: the most bytes the inspector keeps in all (the oldest finished streams leave first)
+    inspect_bytes: int = 64 * 1024 * 1024
     #: the inspector's access token (from ``STREAMBRIDGE_INSPECT_TOKEN``): any address that
     #: presents it may look; without one, loopback only
     inspect_token: str | None = field(default=None, repr=False)
@@ -248,7 +250,8 @@ def load_routes_toml(
 
     ```toml
     [server]            # host, port, log_json, drain_timeout, max_upstream_connections, upstream_keepalive,
-                        # run_log, run_log_ttl, run_log_bytes, run_log_lease, run_log_maxlen, owner_header
+                        # run_log, run_log_ttl, run_log_bytes, run_log_lease, run_log_maxlen, owner_header,
+                        # inspect, inspect_streams, inspect_stream_bytes, inspect_bytes
     [defaults]          # any route setting, for every route
     [[routes]]
     name = "support"
@@ -363,7 +366,8 @@ def build_config(
         owner_header=owner_header or server.get("owner_header") or env.get(ENV_PREFIX + "OWNER_HEADER") or None,
         inspect=bool(inspect if inspect is not None else server.get("inspect", False)),
         inspect_streams=int(inspect_streams or _positive(server, env, "inspect_streams", 100)),
-        inspect_stream_bytes=int(_positive(server, env, "inspect_stream_bytes", 8 * 1024 * 1024)),
+        inspect_stream_bytes=int(_positive(server, env, "inspect_stream_bytes", 2 * 1024 * 1024)),
+        inspect_bytes=int(_positive(server, env, "inspect_bytes", 64 * 1024 * 1024)),
         inspect_token=env.get(ENV_PREFIX + "INSPECT_TOKEN") or None,
     )
 

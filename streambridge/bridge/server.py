@@ -765,7 +765,9 @@ def create_app(config: Config) -> web.Application:
         RouteHandlers(route).register(app.router)
     if config.inspect:
         state = app[STATE]
-        state.inspector = Inspector(config.inspect_streams, config.inspect_stream_bytes, config.inspect_token)
+        state.inspector = Inspector(
+            config.inspect_streams, config.inspect_stream_bytes, config.inspect_token, config.inspect_bytes
+        )
         mount(app, state.inspector)
     return app
 

@@ -1,8 +1,10 @@
 """What the inspector keeps of each stream, and the bounded ring of recent streams.
 
-The proxy's whole cost is here: one ``(time, bytes)`` append per upstream chunk and per client
-write (bytes objects the relay made anyway, never copied), bounded per stream, and a change
-signal that does nothing while no inspector page listens. Everything else (frames, links,
+The proxy's whole cost is here: per upstream chunk and per client write, its time appended to
+an array of doubles and its bytes (the object the relay made anyway, never copied) to a list,
+bounded per stream, and a change signal that does nothing while no inspector page listens. No
+container object is made per chunk: tuples would be tracked by the garbage collector, whose
+walks over them showed as latency spikes in the run log's first version. Everything else (frames, links,
 decoded events) is worked out from these bytes only when a page asks (see :mod:`.analysis`).
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from array import array
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,12 +20,22 @@ from typing import Literal
 
 import orjson
 
-__all__ = ["DEFAULT_STREAMS", "DEFAULT_STREAM_BYTES", "Inspector", "Origin", "StreamCapture", "StreamFacts"]
+__all__ = [
+    "DEFAULT_STREAMS",
+    "DEFAULT_STREAM_BYTES",
+    "DEFAULT_TOTAL_BYTES",
+    "Inspector",
+    "Origin",
+    "StreamCapture",
+    "StreamFacts",
+]
 
 #: how many streams the ring keeps by default (live ones and the most recent finished)
 DEFAULT_STREAMS = 100
 #: the most bytes (both sides) kept per stream by default (beyond it the capture is marked truncated)
-DEFAULT_STREAM_BYTES = 8 * 1024 * 1024
+DEFAULT_STREAM_BYTES = 2 * 1024 * 1024
+#: the most bytes the ring keeps in all by default (the oldest finished streams leave first)
+DEFAULT_TOTAL_BYTES = 64 * 1024 * 1024
 #: seconds between the change notices a listening page gets (one per changed stream at most)
 NOTICE_INTERVAL = 0.2
 
@@ -51,10 +64,10 @@ class StreamCapture:
 
     __slots__ = (
         "_clock",
+        "_ended",
         "_notify",
         "bytes_in",
         "bytes_out",
-        "client",
         "ended",
         "events_in",
         "facts",
@@ -62,6 +75,9 @@ class StreamCapture:
         "id",
         "kept",
         "limit",
+        "out_data",
+        "out_origins",
+        "out_times",
         "outcome",
         "recorded",
         "secrets",
@@ -69,7 +85,8 @@ class StreamCapture:
         "t0",
         "truncated",
         "ttfb",
-        "upstream",
+        "up_chunks",
+        "up_times",
     )
 
     def __init__(
@@ -80,6 +97,7 @@ class StreamCapture:
         secrets: tuple[str, ...] = (),
         limit: int = DEFAULT_STREAM_BYTES,
         notify: Callable[[StreamCapture], None] | None = None,
+        ended: Callable[[], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         recorded: bool = False,
     ) -> None:
@@ -89,13 +107,17 @@ class StreamCapture:
         self.secrets = secrets
         self.limit = limit
         self._notify = notify
+        self._ended = ended
         self._clock = clock
         #: a recorded transcript (``streambridge inspect``): no arrival times
         self.recorded = recorded
         self.started = time.time()
         self.t0 = clock()
-        self.upstream: list[tuple[float, bytes]] = []
-        self.client: list[tuple[float, bytes, Origin]] = []
+        self.up_times = array("d")
+        self.up_chunks: list[bytes] = []
+        self.out_times = array("d")
+        self.out_data: list[bytes] = []
+        self.out_origins: list[Origin] = []
         self.faults: list[tuple[float, str, str]] = []
         self.bytes_in = 0
         self.bytes_out = 0
@@ -114,14 +136,17 @@ class StreamCapture:
         if self.ttfb is None:
             self.ttfb = t
         if self._keep(len(chunk)):
-            self.upstream.append((t, chunk))
+            self.up_times.append(t)
+            self.up_chunks.append(chunk)
         if self._notify is not None:
             self._notify(self)
 
     def client_write(self, data: bytes, origin: Origin = "relay") -> None:
         self.bytes_out += len(data)
         if self._keep(len(data)):
-            self.client.append((self._clock() - self.t0, data, origin))
+            self.out_times.append(self._clock() - self.t0)
+            self.out_data.append(data)
+            self.out_origins.append(origin)
         if self._notify is not None:
             self._notify(self)
 
@@ -145,6 +170,8 @@ class StreamCapture:
             self.facts = StreamFacts(**{**self.facts.__dict__, "source_framing": source_framing})
         if self._notify is not None:
             self._notify(self)
+        if self._ended is not None:
+            self._ended()
 
     # -- what a page sees ------------------------------------------------------------------
 
@@ -153,11 +180,27 @@ class StreamCapture:
         copy = StreamCapture.__new__(StreamCapture)
         for name in StreamCapture.__slots__:
             setattr(copy, name, getattr(self, name))
-        copy.upstream, copy.client, copy.faults = list(self.upstream), list(self.client), list(self.faults)
-        copy._notify = None
+        copy.up_times, copy.up_chunks = array("d", self.up_times), list(self.up_chunks)
+        copy.out_times, copy.out_data, copy.out_origins = (
+            array("d", self.out_times),
+            list(self.out_data),
+            list(self.out_origins),
+        )
+        copy.faults = list(self.faults)
+        copy._notify = copy._ended = None
         frozen = self._clock()
         copy._clock = lambda: frozen
         return copy
+
+    @property
+    def upstream(self) -> list[tuple[float, bytes]]:
+        """The upstream chunks kept, each with its arrival time."""
+        return list(zip(self.up_times, self.up_chunks, strict=True))
+
+    @property
+    def client(self) -> list[tuple[float, bytes, Origin]]:
+        """The client writes kept, each with its time and who made it."""
+        return list(zip(self.out_times, self.out_data, self.out_origins, strict=True))
 
     def elapsed(self) -> float:
         """Seconds from the stream's start to its end (to now while it is live)."""
@@ -184,9 +227,13 @@ class StreamCapture:
             "live": self.live,
             "duration_ms": round(now * 1000),
             "ttfb_ms": None if self.ttfb is None or self.recorded else round(self.ttfb * 1000),
-            "chunks_in": len(self.upstream),
-            "writes_out": len(self.client),
-            "frames_out": sum(data.count(sep) for _, data, origin in self.client if origin != "heartbeat"),
+            "chunks_in": len(self.up_chunks),
+            "writes_out": len(self.out_data),
+            "frames_out": sum(
+                data.count(sep)
+                for data, origin in zip(self.out_data, self.out_origins, strict=True)
+                if origin != "heartbeat"
+            ),
             "events_in": self.events_in,
             "bytes_in": self.bytes_in,
             "bytes_out": self.bytes_out,
@@ -197,17 +244,22 @@ class StreamCapture:
 
 
 class Inspector:
-    """The ring of recent streams (``keep`` of them, the oldest finished dropped first) and the
-    pages listening for changes (each gets a queue of change notices, at most one per stream
-    every :data:`NOTICE_INTERVAL` seconds)."""
+    """The ring of recent streams (``keep`` of them, and at most ``total_bytes`` kept in all: the
+    oldest finished leave first) and the pages listening for changes (each gets a queue of change
+    notices, at most one per stream every :data:`NOTICE_INTERVAL` seconds)."""
 
     def __init__(
-        self, keep: int = DEFAULT_STREAMS, stream_bytes: int = DEFAULT_STREAM_BYTES, token: str | None = None
+        self,
+        keep: int = DEFAULT_STREAMS,
+        stream_bytes: int = DEFAULT_STREAM_BYTES,
+        token: str | None = None,
+        total_bytes: int = DEFAULT_TOTAL_BYTES,
     ) -> None:
         if keep < 1:
             raise ValueError("the inspector keeps at least one stream")
         self.keep = keep
         self.stream_bytes = stream_bytes
+        self.total_bytes = total_bytes
         #: with a token the inspector answers any address that presents it; without, loopback only
         self.token = token
         self.streams: OrderedDict[str, StreamCapture] = OrderedDict()
@@ -217,17 +269,29 @@ class Inspector:
 
     def open(self, stream_id: str, facts: StreamFacts, secrets: tuple[str, ...] = ()) -> StreamCapture:
         """A new stream's capture, in the ring from now on."""
-        capture = StreamCapture(stream_id, facts, secrets=secrets, limit=self.stream_bytes, notify=self.changed)
+        capture = StreamCapture(
+            stream_id, facts, secrets=secrets, limit=self.stream_bytes, notify=self.changed, ended=self._trim
+        )
         self.add(capture)
         return capture
 
     def add(self, capture: StreamCapture) -> None:
         self.streams[capture.id] = capture
         self.streams.move_to_end(capture.id)
+        self._trim()
+        self.changed(capture)
+
+    def _trim(self) -> None:
+        """Drop the oldest streams, finished ones first, while the ring holds too many or (of the
+        finished) too many bytes (run at a stream's start and end, never per chunk)."""
         while len(self.streams) > self.keep:
             oldest = next((key for key, c in self.streams.items() if not c.live), next(iter(self.streams)))
             del self.streams[oldest]
-        self.changed(capture)
+        kept = sum(c.kept for c in self.streams.values())
+        for key in [key for key, c in self.streams.items() if not c.live]:
+            if kept <= self.total_bytes:
+                break
+            kept -= self.streams.pop(key).kept
 
     def get(self, stream_id: str) -> StreamCapture | None:
         return self.streams.get(stream_id)

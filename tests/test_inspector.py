@@ -15,6 +15,7 @@ from unittest import mock
 import aiohttp
 import pytest
 from aiohttp.test_utils import make_mocked_request
+from websockets.asyncio.client import connect
 
 from streambridge import Translator
 from streambridge.bridge import build_config
@@ -28,6 +29,7 @@ from streambridge.inspector.web import allowed
 from .cli_support import Proc, invoke
 from .corpus import CODECS, SCENARIOS, golden
 from .inspector_support import (
+    CHAT,
     CLIENT_SECRET,
     PATIENCE,
     UPSTREAM_SECRET,
@@ -37,6 +39,7 @@ from .inspector_support import (
     until,
 )
 from .proxy_support import GOLDEN, proxy_config, start_proxy, url_of
+from .test_proxy_ws import ws_url
 
 PAIRS = list(itertools.product(CODECS, CODECS))
 
@@ -261,7 +264,7 @@ async def test_a_proxied_stream_is_captured_byte_for_byte_with_its_translation(a
     body = await chat(client)
     listed = await (await client.get("/_inspect/api/streams")).json()
     (summary,) = listed["streams"]
-    assert summary["status"] == "completed" and not summary["live"]
+    assert summary["status"] == "completed" and summary["terminal"] == "succeeded" and not summary["live"]
     assert summary["source"] == "nest" and summary["target"] == "ai-sdk" and summary["path"] == "/api/chat"
     assert summary["bytes_out"] == len(body)
     assert summary["bytes_in"] == sum(map(len, backend.answers[0]))
@@ -298,6 +301,7 @@ async def test_a_broken_upstream_shows_as_a_fault_with_the_proxys_terminal(aioht
     await chat(client)
     (summary,) = (await (await client.get("/_inspect/api/streams")).json())["streams"]
     assert summary["faults"] == ["upstream_disconnected"] and summary["status"] == "upstream_disconnected"
+    assert summary["terminal"] is None  # the upstream sent none: the client's is the proxy's
     seen = await (await client.get(f"/_inspect/api/streams/{summary['id']}")).json()
     assert [f["code"] for f in seen["faults"]] == ["upstream_disconnected"]
     faulty = [f for f in seen["client"]["frames"] if "fault" in f["marks"]]
@@ -464,3 +468,19 @@ def test_the_ring_holds_at_most_its_byte_budget_of_finished_streams() -> None:
         done.end("completed", 0, "sse")
     assert list(inspector.streams) == ["live", "done-2", "done-3"]  # 90 + 60 + 60 <= 250
     assert sum(c.kept for c in inspector.streams.values()) <= 250
+
+
+async def test_a_websocket_stream_shows_one_client_frame_per_message(aiohttp_server, aiohttp_client) -> None:
+    backend = NestBackend()
+    client = await inspected_proxy(aiohttp_server, aiohttp_client, backend)
+    messages = []
+    async with connect(ws_url(client, "/ws"), proxy=None) as ws:
+        await ws.send(json.dumps(CHAT))
+        messages = [message async for message in ws]
+    (summary,) = (await (await client.get("/_inspect/api/streams")).json())["streams"]
+    assert summary["transport"] == "ws" and summary["status"] == "completed"
+    seen = await (await client.get(f"/_inspect/api/streams/{summary['id']}")).json()
+    assert seen["facts"]["client_framing"] == "ndjson"
+    shown = [f["raw"].rstrip("\n") for f in seen["client"]["frames"]]
+    assert shown == [m.replace(UPSTREAM_SECRET, REDACTED) for m in messages]
+    assert len(seen["upstream"]["frames"]) == len(backend.answers[0])

@@ -312,7 +312,7 @@ class Relay:
             if self.log is not None:
                 self.log.finish()
             if self.tap is not None:
-                self.tap.end(self.outcome, self.translator.events_in, self.translator.decoder.framing)
+                self._tap_end(self.tap)
             log_event(
                 logging.INFO,
                 "stream_end",
@@ -547,6 +547,12 @@ class Relay:
         if fault in ("cancelled", "shutting_down"):  # a run cut short: nest's goes on unless told
             self.state.cancel_upstream(self.route, self.upstream)
         return before + translator.abort(terminal)
+
+    def _tap_end(self, tap: StreamCapture) -> None:
+        translator = self.translator
+        terminal = translator.terminal
+        status = terminal.status if terminal is not None else None
+        tap.end(self.outcome, translator.events_in, translator.decoder.framing, status)
 
     def _on_ping(self, count: Callable[[], None]) -> Callable[[], None]:
         """What a heartbeat does: counted, and shown to the inspector when it is on."""

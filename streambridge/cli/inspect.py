@@ -52,7 +52,8 @@ def recorded_capture(file: str, source: str | None, target: str | None) -> Strea
         tail, outcome = exc.output, "bad_frame"
     if tail:
         capture.client_write(tail, "end")
-    capture.end(outcome, translator.events_in, recording.framing)
+    terminal = translator.terminal
+    capture.end(outcome, translator.events_in, recording.framing, terminal.status if terminal is not None else None)
     return capture
 
 

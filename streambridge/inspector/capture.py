@@ -83,6 +83,7 @@ class StreamCapture:
         "secrets",
         "started",
         "t0",
+        "terminal",
         "truncated",
         "ttfb",
         "up_chunks",
@@ -126,6 +127,8 @@ class StreamCapture:
         self.ttfb: float | None = None
         self.events_in = 0
         self.outcome = "live"
+        #: the status of the upstream's own terminal (None: it sent none)
+        self.terminal: str | None = None
         self.ended: float | None = None
 
     # -- what the relay calls (the hot path: keep it to an append) ---------------------------
@@ -162,8 +165,9 @@ class StreamCapture:
         if self._notify is not None:
             self._notify(self)
 
-    def end(self, outcome: str, events_in: int, source_framing: str | None) -> None:
+    def end(self, outcome: str, events_in: int, source_framing: str | None, terminal: str | None = None) -> None:
         self.outcome = outcome
+        self.terminal = terminal
         self.events_in = events_in
         self.ended = self._clock() - self.t0
         if source_framing is not None and self.facts.source_framing != source_framing:
@@ -224,6 +228,7 @@ class StreamCapture:
             "transport": facts.transport,
             "started": self.started,
             "status": self.outcome,
+            "terminal": self.terminal,
             "live": self.live,
             "duration_ms": round(now * 1000),
             "ttfb_ms": None if self.ttfb is None or self.recorded else round(self.ttfb * 1000),

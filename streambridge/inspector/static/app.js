@@ -35,7 +35,7 @@ const bytes = (n) => (n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(
 
 function statusLabel(s) {
   if (s.live) return "live";
-  return s.status;
+  return s.terminal ? `${s.status} · ${s.terminal}` : s.status;
 }
 
 function renderList() {
@@ -162,7 +162,7 @@ function renderStream(keep) {
 function renderFacts(view) {
   const s = view.summary;
   const facts = [
-    ["Status", s.live ? "live" : s.status],
+    ["Status", statusLabel(s)],
     ["Started", new Date(s.started * 1000).toLocaleTimeString()],
     ["Duration", ms(s.duration_ms)],
     ["Time to first byte", s.recorded ? "recorded (no times)" : ms(s.ttfb_ms)],

@@ -282,7 +282,7 @@ def _timeline(capture: StreamCapture, upstream: list[Frame]) -> dict[str, Any]:
 def _frame_view(frame: Frame) -> dict[str, Any]:
     return {
         "i": frame.index,
-        "t_ms": None if frame.t is None else round(frame.t * 1000, 1),
+        "t_ms": _ms(frame.t),
         "chunks": list(frame.chunks),
         "raw": frame.raw.decode("utf-8", "replace"),
         "wire": frame.wire_kind(),
@@ -294,50 +294,55 @@ def _frame_view(frame: Frame) -> dict[str, Any]:
     }
 
 
+def _source_framing(capture: StreamCapture) -> Framing:
+    """The upstream's framing: as its decoder read it, or (a live stream's, before it was known)
+    as its first bytes say."""
+    known = capture.facts.source_framing
+    if known is not None:
+        return "ndjson" if known == "ndjson" else "sse"
+    head = b"".join(capture.up_chunks[:4]).lstrip()
+    return "ndjson" if head[:1] in (b"{", b"[") else codecs.get(capture.facts.source).default_framing
+
+
+def _ms(t: float | None) -> float | None:
+    return None if t is None else round(t * 1000, 1)
+
+
 def analyse(capture: StreamCapture) -> bytes:
     """The stream's whole view as JSON (secrets redacted)."""
     facts = capture.facts
-    source_framing: Framing = "ndjson" if facts.source_framing == "ndjson" else "sse"
-    if facts.source_framing is None:
-        source_framing = codecs.get(facts.source).default_framing
-        head = b"".join(chunk for _, chunk in capture.upstream[:4]).lstrip()
-        if head[:1] in (b"{", b"["):
-            source_framing = "ndjson"
+    source_framing = _source_framing(capture)
     client_framing: Framing = "ndjson" if facts.framing == "ndjson" else "sse"
-    t = None if capture.recorded else 0.0
-    upstream = _frames([(None if t is None else c[0], c[1]) for c in capture.upstream], source_framing)
-    client = _frames([(None if t is None else w[0], w[1]) for w in capture.client], client_framing)
+    timed = not capture.recorded  # a recording has no arrival times
+    up_pieces = [(t if timed else None, chunk) for t, chunk in capture.upstream]
+    out_pieces = [(t if timed else None, data) for t, data, _ in capture.client]
+    upstream = _frames(up_pieces, source_framing)
+    client = _frames(out_pieces, client_framing)
     _decode_each(upstream, facts.source, source_framing)
     shown = _decode_each(client, facts.target, client_framing)
-    for frame in upstream:
-        _mark(frame, codecs.get(facts.source).native)
-    for frame in client:
-        _mark(frame, codecs.get(facts.target).native)
+    for frames, protocol in ((upstream, facts.source), (client, facts.target)):
+        for frame in frames:
+            _mark(frame, codecs.get(protocol).native)
     _link(upstream, client, _expected(capture, upstream, source_framing))
     _mark_faults(capture, upstream, client)
-    kinds = sorted({kind for frame in (*upstream, *client) for kind in frame.kinds()})
     view = {
         "summary": capture.summary(),
         "facts": {**facts.__dict__, "source_framing": source_framing, "client_framing": client_framing},
         "upstream": {
             "frames": [_frame_view(f) for f in upstream],
-            "chunks": [
-                {"t_ms": None if t is None else round(c[0] * 1000, 1), "bytes": len(c[1])} for c in capture.upstream
-            ],
+            "chunks": [{"t_ms": _ms(t), "bytes": len(chunk)} for t, chunk in up_pieces],
         },
         "client": {
             "frames": [_frame_view(f) for f in client],
             "writes": [
-                {"t_ms": None if t is None else round(w[0] * 1000, 1), "bytes": len(w[1]), "origin": w[2]}
-                for w in capture.client
+                {"t_ms": _ms(t), "bytes": len(data), "origin": origin}
+                for (t, data), origin in zip(out_pieces, capture.out_origins, strict=True)
             ],
         },
-        "faults": [
-            {"t_ms": round(at * 1000, 1), "code": code, "detail": detail} for at, code, detail in capture.faults
-        ],
+        "faults": [{"t_ms": _ms(at), "code": code, "detail": detail} for at, code, detail in capture.faults],
         "assembled": _assembled(shown),
         "timeline": _timeline(capture, upstream),
-        "kinds": kinds,
+        "kinds": sorted({kind for frame in (*upstream, *client) for kind in frame.kinds()}),
     }
     return redact(orjson.dumps(view), capture.secrets)
 

@@ -15,7 +15,6 @@ Prints a markdown table.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import statistics
 import subprocess
@@ -25,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import aiohttp
-from proxy_bench import Target, add_load_options, bulk, free_port, load_defaults, spawn, stop_processes, wait_listening
+from proxy_bench import Target, bulk, compare_main, free_port, spawn, stop_processes, wait_listening
 
 MODES = ("off", "on")
 
@@ -101,14 +100,5 @@ def report(rows: dict[str, dict[str, float]], args: argparse.Namespace) -> None:
         print(f"| proxy CPU per frame, {label} | {off[key + 'cpu']:.2f} µs | {on[key + 'cpu']:.2f} µs | | |")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="a smaller run")
-    add_load_options(parser)
-    args = parser.parse_args()
-    load_defaults(args, rounds=7, streams=300)
-    asyncio.run(drive(args))
-
-
 if __name__ == "__main__":
-    main()
+    compare_main(__doc__, drive, rounds=7)

@@ -32,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -393,6 +394,17 @@ def load_defaults(args: argparse.Namespace, *, rounds: int, streams: int) -> Non
     args.streams = args.streams or (100 if quick else streams)
     args.frames = args.frames or (8 if quick else 12)
     args.interval = args.interval or (0.5 if quick else 1.0)
+
+
+def compare_main(doc: str, drive: Callable[[argparse.Namespace], Awaitable[None]], rounds: int) -> None:
+    """The command line of a bench that compares streambridge with itself (run log, inspector):
+    ``--quick`` and the load options, then ``drive``."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a smaller run")
+    add_load_options(parser)
+    args = parser.parse_args()
+    load_defaults(args, rounds=rounds, streams=300)
+    asyncio.run(drive(args))
 
 
 def main() -> None:

@@ -14,7 +14,6 @@ markdown table.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import shutil
 import subprocess
@@ -27,10 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import aiohttp
 from proxy_bench import (
     Target,
-    add_load_options,
     bulk,
+    compare_main,
     free_port,
-    load_defaults,
     paced,
     pct,
     spawn,
@@ -127,14 +125,5 @@ def report(rows: dict[str, dict[str, float]], lat: dict[str, list[float]], args:
         )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="a smaller run")
-    add_load_options(parser)
-    args = parser.parse_args()
-    load_defaults(args, rounds=3, streams=300)
-    asyncio.run(drive(args))
-
-
 if __name__ == "__main__":
-    main()
+    compare_main(__doc__, drive, rounds=3)

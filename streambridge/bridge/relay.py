@@ -412,7 +412,7 @@ class Relay:
         tap = self.tap
         while chunk:
             if tap is not None:
-                tap.upstream_chunk(chunk)
+                tap.upstream_chunk(chunk, clock())
             try:
                 out = feed(chunk)
             except StreamError as exc:
@@ -434,7 +434,7 @@ class Relay:
                 dog.writing_since = clock()
                 self.last_write = out
                 if tap is not None:
-                    tap.client_write(out)
+                    tap.client_write(out, dog.writing_since)
                 try:
                     await write(out)
                 except (ClientGone, ConnectionError):
@@ -473,7 +473,7 @@ class Relay:
             data = self.log.append(data)
         self.last_write = data
         if self.tap is not None:
-            self.tap.client_write(data, origin)
+            self.tap.client_write(data, origin=origin)
         try:
             await self._watchdog.write(data)
         except (ClientGone, ConnectionError):
@@ -562,7 +562,7 @@ class Relay:
 
         def pinged() -> None:
             count()
-            tap.client_write(PING, "heartbeat")
+            tap.client_write(PING, origin="heartbeat")
 
         return pinged
 

@@ -15,8 +15,8 @@ from .. import Translator
 from ..codecs import StreamError
 from ..inspector import Inspector, StreamCapture, StreamFacts
 from ..inspector.web import PREFIX, create_inspect_app
-from .common import complete_protocol, note, resolve_protocol
-from .options import PORT_MAX, PORT_MIN, protocol_help
+from .common import note, resolve_protocol
+from .options import PORT_MAX, PORT_MIN, AsRecordedTarget, SniffedSource
 from .replay import load_recording, serve_app
 
 __all__ = ["inspect_command", "recorded_capture"]
@@ -51,7 +51,7 @@ def recorded_capture(file: str, source: str | None, target: str | None) -> Strea
     except StreamError as exc:  # not strict: nothing is raised; kept for a codec that insists
         tail, outcome = exc.output, "bad_frame"
     if tail:
-        capture.client_write(tail, "end")
+        capture.client_write(tail, origin="end")
     terminal = translator.terminal
     capture.end(outcome, translator.events_in, recording.framing, terminal.status if terminal is not None else None)
     return capture
@@ -59,26 +59,8 @@ def recorded_capture(file: str, source: str | None, target: str | None) -> Strea
 
 def inspect_command(
     file: Annotated[str, typer.Argument(metavar="FILE", help="Transcript or capture file; - reads stdin.")],
-    to: Annotated[
-        str | None,
-        typer.Option(
-            "--to",
-            "-t",
-            metavar="PROTOCOL",
-            help=protocol_help("Show its translation to this protocol (default: as recorded)."),
-            autocompletion=complete_protocol,
-        ),
-    ] = None,
-    from_: Annotated[
-        str | None,
-        typer.Option(
-            "--from",
-            "-f",
-            metavar="PROTOCOL",
-            help="Source protocol (sniffed when left out).",
-            autocompletion=complete_protocol,
-        ),
-    ] = None,
+    to: AsRecordedTarget = None,
+    from_: SniffedSource = None,
     host: Annotated[str, typer.Option(metavar="HOST", help="Address to bind (the page answers loopback only).")] = (
         "127.0.0.1"
     ),

@@ -6,8 +6,12 @@ table), never from a copy, so help, completion and validation always agree.
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import typer
+
 from .. import codecs
-from .common import FRAMING_SUFFIX
+from .common import FRAMING_SUFFIX, complete_protocol
 
 PORT_MIN, PORT_MAX = 0, 65535
 FRAMING_METAVAR = "[" + "|".join(FRAMING_SUFFIX) + "]"
@@ -41,6 +45,30 @@ def protocol_help(text: str) -> str:
 def fill_protocols(text: str) -> str:
     """A help text with its protocol lists filled in from the registry as it is now."""
     return text.replace(PROTOCOL_CHOICES, protocol_choices()).replace(PROTOCOL_NAMES, protocol_names())
+
+
+#: ``--to`` of the commands that show a recording as it was, or translated (replay, inspect)
+AsRecordedTarget = Annotated[
+    str | None,
+    typer.Option(
+        "--to",
+        "-t",
+        metavar="PROTOCOL",
+        help=protocol_help("Translate to this protocol (default: as recorded)."),
+        autocompletion=complete_protocol,
+    ),
+]
+#: ``--from`` of the commands that read one recording (replay, inspect)
+SniffedSource = Annotated[
+    str | None,
+    typer.Option(
+        "--from",
+        "-f",
+        metavar="PROTOCOL",
+        help="Source protocol (sniffed when left out).",
+        autocompletion=complete_protocol,
+    ),
+]
 
 
 def examples(*lines: str) -> str:

@@ -45,13 +45,12 @@ from .common import (
     check_framing,
     collect_warnings,
     complete_framing,
-    complete_protocol,
     note,
     resolve_protocol,
     set_verbose,
     stdout_binary,
 )
-from .options import FRAMING_METAVAR, PORT_MAX, PORT_MIN, protocol_help
+from .options import FRAMING_METAVAR, PORT_MAX, PORT_MIN, AsRecordedTarget, SniffedSource
 from .transcripts import Capture, cut_frames, detect, open_source, transcripts_in
 
 DEFAULT_PORT = 8788  # the proxy (`serve`) takes 8787: a replay can be its upstream
@@ -492,26 +491,8 @@ def replay_command(
             metavar="FILE|DIR", help="Transcript or capture file (a directory with --serve); - reads stdin."
         ),
     ],
-    to: Annotated[
-        str | None,
-        typer.Option(
-            "--to",
-            "-t",
-            metavar="PROTOCOL",
-            help=protocol_help("Translate to this protocol (default: as recorded)."),
-            autocompletion=complete_protocol,
-        ),
-    ] = None,
-    from_: Annotated[
-        str | None,
-        typer.Option(
-            "--from",
-            "-f",
-            metavar="PROTOCOL",
-            help="Source protocol (sniffed when left out).",
-            autocompletion=complete_protocol,
-        ),
-    ] = None,
+    to: AsRecordedTarget = None,
+    from_: SniffedSource = None,
     framing: Annotated[
         str | None, typer.Option(metavar=FRAMING_METAVAR, help="Output framing.", autocompletion=complete_framing)
     ] = None,

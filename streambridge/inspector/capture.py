@@ -14,7 +14,7 @@ import asyncio
 import time
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Literal
 
@@ -65,6 +65,7 @@ class StreamCapture:
     __slots__ = (
         "_clock",
         "_ended",
+        "_listeners",
         "_notify",
         "bytes_in",
         "bytes_out",
@@ -85,7 +86,6 @@ class StreamCapture:
         "t0",
         "terminal",
         "truncated",
-        "ttfb",
         "up_chunks",
         "up_times",
     )
@@ -98,6 +98,7 @@ class StreamCapture:
         secrets: tuple[str, ...] = (),
         limit: int = DEFAULT_STREAM_BYTES,
         notify: Callable[[StreamCapture], None] | None = None,
+        listeners: Collection[object] | None = None,
         ended: Callable[[], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         recorded: bool = False,
@@ -108,6 +109,8 @@ class StreamCapture:
         self.secrets = secrets
         self.limit = limit
         self._notify = notify
+        #: the pages listening (the inspector's own set): no notice is made while it is empty
+        self._listeners: Collection[object] = listeners if listeners is not None else ()
         self._ended = ended
         self._clock = clock
         #: a recorded transcript (``streambridge inspect``): no arrival times
@@ -124,41 +127,41 @@ class StreamCapture:
         self.bytes_out = 0
         self.kept = 0
         self.truncated = False
-        self.ttfb: float | None = None
         self.events_in = 0
         self.outcome = "live"
         #: the status of the upstream's own terminal (None: it sent none)
         self.terminal: str | None = None
         self.ended: float | None = None
 
-    # -- what the relay calls (the hot path: keep it to an append) ---------------------------
+    # -- what the relay calls (the hot path: a few additions and appends) -------------------
+    # ``now`` is the relay's own clock reading (the event loop's: ``time.monotonic``), so a
+    # capture adds no clock call to a write. Bytes are kept while fewer than ``limit`` are
+    # (so at most one chunk over), then only counted.
 
-    def upstream_chunk(self, chunk: bytes) -> None:
-        t = self._clock() - self.t0
-        self.bytes_in += len(chunk)
-        if self.ttfb is None:
-            self.ttfb = t
-        if self._keep(len(chunk)):
-            self.up_times.append(t)
+    def upstream_chunk(self, chunk: bytes, now: float | None = None) -> None:
+        size = len(chunk)
+        self.bytes_in += size
+        if self.kept < self.limit:
+            self.kept += size
+            self.up_times.append(self._clock() if now is None else now)
             self.up_chunks.append(chunk)
-        if self._notify is not None:
+        else:
+            self.truncated = True
+        if self._listeners and self._notify is not None:
             self._notify(self)
 
-    def client_write(self, data: bytes, origin: Origin = "relay") -> None:
-        self.bytes_out += len(data)
-        if self._keep(len(data)):
-            self.out_times.append(self._clock() - self.t0)
+    def client_write(self, data: bytes, now: float | None = None, origin: Origin = "relay") -> None:
+        size = len(data)
+        self.bytes_out += size
+        if self.kept < self.limit:
+            self.kept += size
+            self.out_times.append(self._clock() if now is None else now)
             self.out_data.append(data)
             self.out_origins.append(origin)
-        if self._notify is not None:
-            self._notify(self)
-
-    def _keep(self, size: int) -> bool:
-        if self.truncated or self.kept + size > self.limit:
+        else:
             self.truncated = True
-            return False
-        self.kept += size
-        return True
+        if self._listeners and self._notify is not None:
+            self._notify(self)
 
     def fault(self, code: str, detail: str = "") -> None:
         self.faults.append((self._clock() - self.t0, code, detail))
@@ -198,13 +201,23 @@ class StreamCapture:
 
     @property
     def upstream(self) -> list[tuple[float, bytes]]:
-        """The upstream chunks kept, each with its arrival time."""
-        return list(zip(self.up_times, self.up_chunks, strict=True))
+        """The upstream chunks kept, each with its arrival time (seconds since the start)."""
+        t0 = self.t0
+        return [(t - t0, chunk) for t, chunk in zip(self.up_times, self.up_chunks, strict=True)]
 
     @property
     def client(self) -> list[tuple[float, bytes, Origin]]:
-        """The client writes kept, each with its time and who made it."""
-        return list(zip(self.out_times, self.out_data, self.out_origins, strict=True))
+        """The client writes kept, each with its time (seconds since the start) and who made it."""
+        t0 = self.t0
+        return [
+            (t - t0, data, origin)
+            for t, data, origin in zip(self.out_times, self.out_data, self.out_origins, strict=True)
+        ]
+
+    @property
+    def ttfb(self) -> float | None:
+        """Seconds from the start to the first upstream byte."""
+        return self.up_times[0] - self.t0 if self.up_times else None
 
     def elapsed(self) -> float:
         """Seconds from the stream's start to its end (to now while it is live)."""
@@ -275,7 +288,13 @@ class Inspector:
     def open(self, stream_id: str, facts: StreamFacts, secrets: tuple[str, ...] = ()) -> StreamCapture:
         """A new stream's capture, in the ring from now on."""
         capture = StreamCapture(
-            stream_id, facts, secrets=secrets, limit=self.stream_bytes, notify=self.changed, ended=self._trim
+            stream_id,
+            facts,
+            secrets=secrets,
+            limit=self.stream_bytes,
+            notify=self.changed,
+            listeners=self._listeners,
+            ended=self._trim,
         )
         self.add(capture)
         return capture

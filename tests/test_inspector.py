@@ -8,12 +8,14 @@ import asyncio
 import itertools
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
 import aiohttp
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import make_mocked_request
 from websockets.asyncio.client import connect
 
@@ -29,6 +31,7 @@ from streambridge.inspector.web import allowed
 from .cli_support import Proc, invoke
 from .corpus import CODECS, SCENARIOS, golden
 from .inspector_support import (
+    ANSWER_FRAMES,
     CHAT,
     CLIENT_SECRET,
     PATIENCE,
@@ -38,7 +41,7 @@ from .inspector_support import (
     inspected_proxy,
     until,
 )
-from .proxy_support import GOLDEN, proxy_config, start_proxy, url_of
+from .proxy_support import GOLDEN, proxy_config, start_proxy, stream_app, url_of, write_stream
 from .test_proxy_ws import ws_url
 
 PAIRS = list(itertools.product(CODECS, CODECS))
@@ -485,3 +488,22 @@ async def test_a_websocket_stream_shows_one_client_frame_per_message(aiohttp_ser
     shown = [f["raw"].rstrip("\n") for f in seen["client"]["frames"]]
     assert shown == [m.replace(UPSTREAM_SECRET, REDACTED) for m in messages]
     assert len(seen["upstream"]["frames"]) == len(backend.answers[0])
+
+
+async def test_a_malformed_upstream_frame_is_one_fault_naming_the_frame(aiohttp_server, aiohttp_client) -> None:
+    parts = [*ANSWER_FRAMES[:3], b"data: {not json\n\n", *ANSWER_FRAMES[3:]]
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        return await write_stream(request, parts, status=201)
+
+    server = await aiohttp_server(stream_app(handler, "/agent/chat"))
+    config = replace(proxy_config(url_of(server, "/agent"), "nest", "ai-sdk"), inspect=True)
+    client = await start_proxy(aiohttp_client, config)
+    await chat(client)
+    (summary,) = (await (await client.get("/_inspect/api/streams")).json())["streams"]
+    seen = await (await client.get(f"/_inspect/api/streams/{summary['id']}")).json()
+    (fault,) = seen["faults"]
+    assert summary["faults"] == [fault["code"]] == [summary["status"]]
+    assert "frame 4" in fault["detail"] and "expected" in fault["detail"]
+    bad = seen["upstream"]["frames"][3]
+    assert bad["raw"] == "data: {not json\n\n" and {"malformed", "fault"} <= set(bad["marks"])

@@ -227,6 +227,7 @@ class Relay:
         self._reading = False
         self._task: asyncio.Task[object] | None = None
         self._fault: UpstreamFault | None = None
+        self._bad_frame = ""  # what was wrong with the frame that ended the stream (for the inspector)
         self._watchdog: Watchdog | None = None
         self._stalled = False
         self._sep = sink.sep
@@ -591,7 +592,7 @@ class Relay:
         if fault is not None and fault.translation:
             metrics.translation_errors.labels(self.route.name, code).inc()
         if self.tap is not None:
-            self.tap.fault(code, info.detail if info is not None else "")
+            self.tap.fault(code, info.detail if info is not None else self._bad_frame)
         log_event(
             logging.WARNING,
             "stream_fault",
@@ -617,8 +618,8 @@ class Relay:
         )
 
     def _log_stream_error(self, exc: StreamError) -> None:
-        if self.tap is not None:
-            self.tap.fault("bad_frame", f"frame {exc.frame} (byte {exc.offset}): {exc}")
+        if self.tap is not None:  # (the page redacts; the log line never carries the frame's text)
+            self._bad_frame = str(exc)
         log_event(
             logging.WARNING,
             "upstream_frame_error",

@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any
 
-from streambridge.inspector.analysis import split_frames
+from streambridge.inspector.analysis import REDACTED, split_frames
 
 from .browser_support import screenshot
 from .cli_support import Proc
@@ -55,14 +55,15 @@ async def test_a_live_stream_appears_and_its_frames_line_up(aiohttp_server, aioh
     await item.wait_for()
     assert await item.locator(".status").inner_text() == "live"
     await screenshot(page, "list-live")
+    await open_stream(page, await item.get_attribute("data-stream-id"))  # opened while live…
+    await page.locator("#upstream-count", has_text=re.compile("^3$")).wait_for()
     backend.release.set()
     body = await running
     await page.locator(".stream-item .status-completed").wait_for()
-    stream_id = await page.locator(".stream-item").get_attribute("data-stream-id")
 
-    await open_stream(page, stream_id)
     upstream_frames = len(backend.answers[0])
     client_frames = len(split_frames(body, "sse"))
+    # …it follows the stream to its end without a reload
     await page.locator("#upstream-count", has_text=re.compile(f"^{upstream_frames}$")).wait_for()
     assert await page.locator("#client-count").inner_text() == str(client_frames)
     assert await page.locator('.frame[data-side="upstream"]').count() == upstream_frames
@@ -96,6 +97,11 @@ async def test_a_live_stream_appears_and_its_frames_line_up(aiohttp_server, aioh
     kinds = await page.locator(".frame-item:not([hidden])").evaluate_all("items => items.map(i => i.dataset.kinds)")
     assert kinds and all("text" in k.split() for k in kinds)
 
+    # either side downloads as a capture file of exactly what the client got
+    download = await page.request.get(await page.locator("#download-client").evaluate("link => link.href"))
+    shown = body.replace(UPSTREAM_SECRET.encode(), REDACTED.encode())
+    assert (await download.body()).split(b"\n\n", 1)[1] == shown
+
     await _assert_no_secret(page, responses)
     assert page.errors == []
 
@@ -104,7 +110,7 @@ async def _assert_no_secret(page: Any, responses: list[Any]) -> None:
     """Neither credential anywhere: not in the page as rendered, nor in anything it fetched."""
     rendered = await page.content()
     assert UPSTREAM_SECRET not in rendered and CLIENT_SECRET not in rendered
-    assert "«redacted»" in rendered  # the backend's echo of its credential, shown redacted
+    assert REDACTED in rendered  # the backend's echo of its credential, shown redacted
     for response in responses:
         if "event-stream" in (await response.all_headers()).get("content-type", ""):
             continue  # the live feed never ends; its summaries are checked in test_inspector.py

@@ -507,3 +507,14 @@ async def test_a_malformed_upstream_frame_is_one_fault_naming_the_frame(aiohttp_
     assert "frame 4" in fault["detail"] and "expected" in fault["detail"]
     bad = seen["upstream"]["frames"][3]
     assert bad["raw"] == "data: {not json\n\n" and {"malformed", "fault"} <= set(bad["marks"])
+
+
+async def test_a_finished_stream_is_worked_out_once(aiohttp_server, aiohttp_client) -> None:
+    client = await inspected_proxy(aiohttp_server, aiohttp_client, NestBackend())
+    await chat(client)
+    (stream,) = client.app[STATE].inspector.streams.values()
+    assert stream.finished_view is None
+    first = await (await client.get(f"/_inspect/api/streams/{stream.id}")).read()
+    assert stream.finished_view == first
+    with mock.patch("streambridge.inspector.web.analyse", side_effect=AssertionError("worked out again")):
+        assert await (await client.get(f"/_inspect/api/streams/{stream.id}")).read() == first

@@ -172,3 +172,32 @@ async def test_inspect_opens_a_recording_in_the_same_page(browser) -> None:
         assert page.errors == []
     finally:
         proc.stop()
+
+
+async def test_a_long_stream_draws_its_first_frames_and_the_rest_when_asked(browser, tmp_path) -> None:
+    count = 2500
+    texts = b"".join(b'data: {"kind":"text","text":"t%d "}\n\n' % i for i in range(count))
+    recording = tmp_path / "long.sse"
+    recording.write_bytes(
+        b'event: meta\ndata: {"runId":"r1","threadId":"t1"}\n\n' + texts + b"event: done\ndata: {}\n\n"
+    )
+    proc = Proc("inspect", recording, "--to", "ai-sdk", "--port", "0")
+    try:
+        url = (await asyncio.to_thread(proc.wait_for, r"at (http://\S+/_inspect/#recording)")).group(1)
+        page, _ = await open_page(browser, url)
+        await page.locator("#upstream-count", has_text=re.compile(f"^{count + 2}$")).wait_for()
+        upstream = page.locator('.frame[data-side="upstream"]')
+        assert await upstream.count() == 2000  # the first 2000 drawn, the rest on request
+        # the last upstream frame drawn became a client frame past the client column's first 2000
+        await upstream.nth(1999).click()
+        linked = page.locator('.frame.linked[data-side="client"]')
+        await linked.first.wait_for()
+        assert int(await linked.first.get_attribute("data-index")) >= 2000
+        assert await page.locator('.frame[data-side="client"]').count() == int(
+            await page.locator("#client-count").inner_text()
+        )
+        await page.get_by_role("button", name=re.compile(r"^Show all 2502 frames")).click()
+        assert await upstream.count() == count + 2
+        assert page.errors == []
+    finally:
+        proc.stop()

@@ -73,6 +73,7 @@ class StreamCapture:
         "events_in",
         "facts",
         "faults",
+        "finished_view",
         "id",
         "kept",
         "limit",
@@ -132,6 +133,8 @@ class StreamCapture:
         #: the status of the upstream's own terminal (None: it sent none)
         self.terminal: str | None = None
         self.ended: float | None = None
+        #: the worked-out view of a finished stream (it cannot change any more), once a page asked
+        self.finished_view: bytes | None = None
 
     # -- what the relay calls (the hot path: a few additions and appends) -------------------
     # ``now`` is the relay's own clock reading (the event loop's: ``time.monotonic``), so a

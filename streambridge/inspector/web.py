@@ -91,7 +91,12 @@ async def _stream(request: web.Request) -> web.StreamResponse:
         return web.json_response(
             {"error": "not_found", "message": "no such stream (it may have left the ring)"}, status=404, headers=HEADERS
         )
-    body = await asyncio.to_thread(analyse, capture.snapshot())  # a big stream must not stall the proxy
+    body = capture.finished_view
+    if body is None:
+        live = capture.live
+        body = await asyncio.to_thread(analyse, capture.snapshot())  # a big stream must not stall the proxy
+        if not live:
+            capture.finished_view = body
     return web.Response(body=body, content_type="application/json", headers=HEADERS)
 
 

@@ -6,13 +6,19 @@ const token = new URLSearchParams(location.search).get("token");
 const api = (path) => "api/" + path + (token ? (path.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(token) : "");
 const $ = (id) => document.getElementById(id);
 
+// A column shows its first RENDER_LIMIT frames until asked for all (a long stream's tens of
+// thousands of frames would make the page slow to draw); selecting a link past it shows all.
+const RENDER_LIMIT = 2000;
+
 const state = {
+  showAll: { upstream: false, client: false },
   streams: new Map(), // id -> summary
   current: null, // id of the stream on show
   view: null, // its analysed view
   selected: null, // {side, index}
   refetch: null, // timer of a pending refresh of a live stream
   loading: false,
+  lastLoadMs: 0, // how long the last stream view took: a live stream is refreshed no faster than twice that
 };
 
 function el(tag, attrs, ...children) {
@@ -94,7 +100,7 @@ function scheduleRefresh() {
   state.refetch = setTimeout(() => {
     state.refetch = null;
     if (state.current) loadStream(state.current, true);
-  }, 300);
+  }, Math.max(300, 2 * state.lastLoadMs));
 }
 
 // -- one stream ------------------------------------------------------------------------
@@ -102,6 +108,7 @@ function scheduleRefresh() {
 async function openStream(id, focus) {
   state.current = id;
   state.selected = null;
+  state.showAll = { upstream: false, client: false };
   history.replaceState(null, "", "#" + encodeURIComponent(id));
   renderList();
   await loadStream(id, false);
@@ -114,6 +121,7 @@ async function loadStream(id, keep) {
     return;
   }
   state.loading = true;
+  const began = performance.now();
   try {
     const response = await fetch(api("streams/" + encodeURIComponent(id)));
     if (!response.ok) {
@@ -127,6 +135,7 @@ async function loadStream(id, keep) {
     renderStream(keep);
   } finally {
     state.loading = false;
+    state.lastLoadMs = performance.now() - began;
   }
 }
 
@@ -148,8 +157,7 @@ function renderStream(keep) {
   $("client-count").textContent = String(view.client.frames.length);
   $("upstream-chunks").textContent = String(view.upstream.chunks.length);
   $("client-writes").textContent = String(view.client.writes.length);
-  renderColumn("upstream", view.upstream.frames, view.upstream.chunks, "chunk");
-  renderColumn("client", view.client.frames, view.client.writes, "write");
+  renderColumns();
   $("assembled").textContent = view.assembled.text || "(no text)";
   $("reasoning-box").hidden = !view.assembled.reasoning;
   $("reasoning").textContent = view.assembled.reasoning;
@@ -195,11 +203,24 @@ function marksOf(frame) {
   return el("span", { class: "marks" }, ...frame.marks.map((m) => el("span", { class: "mark " + m, text: m })));
 }
 
+function renderColumns() {
+  renderColumn("upstream", state.view.upstream.frames, state.view.upstream.chunks, "chunk");
+  renderColumn("client", state.view.client.frames, state.view.client.writes, "write");
+}
+
+function showAll(side) {
+  state.showAll[side] = true;
+  renderColumns();
+  applyFilter();
+  if (state.selected) select(state.selected.side, state.selected.index, false);
+}
+
 function renderColumn(side, frames, pieces, pieceName) {
   const list = $(side + "-frames");
   const items = [];
   let lastPiece = -1;
-  for (const frame of frames) {
+  const shown = state.showAll[side] ? frames : frames.slice(0, RENDER_LIMIT);
+  for (const frame of shown) {
     const [first, last] = frame.chunks;
     if (first !== lastPiece && pieces.length) {
       const piece = pieces[first];
@@ -236,6 +257,10 @@ function renderColumn(side, frames, pieces, pieceName) {
     );
     items.push(el("li", { class: "frame-item", "data-kinds": frame.kinds.join(" ") }, button));
   }
+  if (shown.length < frames.length) {
+    const more = `Show all ${frames.length} frames (${frames.length - shown.length} more)`;
+    items.push(el("li", { class: "more" }, el("button", { type: "button", onclick: () => showAll(side), text: more })));
+  }
   list.replaceChildren(...items);
 }
 
@@ -268,6 +293,12 @@ function select(side, index, scroll) {
   state.selected = { side, index };
   const other = side === "upstream" ? "client" : "upstream";
   const links = frames[index].links;
+  const unshown = (s, i) => !state.showAll[s] && i >= RENDER_LIMIT;
+  if (unshown(side, index) || links.some((i) => unshown(other, i))) {
+    state.selected = { side, index };
+    showAll(unshown(side, index) ? side : other); // (selects again once drawn)
+    return;
+  }
   for (const node of document.querySelectorAll(".frame.selected, .frame.linked")) {
     node.classList.remove("selected", "linked");
     node.setAttribute("aria-pressed", "false");

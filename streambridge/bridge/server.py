@@ -316,6 +316,7 @@ class RouteHandlers:
             source_framing=route.source_framing,
         )
         relay.tap = state.inspector.open(relay.stream_id, facts, secret_values(route.headers, request.headers))
+        relay.tap.count_events = lambda: relay.translator.events_in
 
     async def _relayed(
         self, state: BridgeState, relay: Relay, upstream: Upstream, preamble: bytes, thread_id: str | None

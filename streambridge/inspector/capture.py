@@ -69,6 +69,7 @@ class StreamCapture:
         "_notify",
         "bytes_in",
         "bytes_out",
+        "count_events",
         "ended",
         "events_in",
         "facts",
@@ -129,6 +130,8 @@ class StreamCapture:
         self.kept = 0
         self.truncated = False
         self.events_in = 0
+        #: how many events the stream decoded so far (read for a live stream's summary only)
+        self.count_events: Callable[[], int] | None = None
         self.outcome = "live"
         #: the status of the upstream's own terminal (None: it sent none)
         self.terminal: str | None = None
@@ -255,7 +258,7 @@ class StreamCapture:
                 for data, origin in zip(self.out_data, self.out_origins, strict=True)
                 if origin != "heartbeat"
             ),
-            "events_in": self.events_in,
+            "events_in": self.events_in if not self.live or self.count_events is None else self.count_events(),
             "bytes_in": self.bytes_in,
             "bytes_out": self.bytes_out,
             "faults": [code for _, code, _ in self.faults],

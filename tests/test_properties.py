@@ -25,7 +25,9 @@ from streambridge.events import (
     Failure,
     RunStart,
     StepFinish,
+    StepStart,
     Terminal,
+    ToolApprovalRequest,
     ToolCall,
     ToolDenied,
     ToolError,
@@ -278,3 +280,11 @@ def test_corrupted_goldens_are_survived(scenario: str, codec: str, data: st.Data
     events = decode(codec, bytes(raw))
     for target in CODECS:
         assert_well_ordered(target, decode(target, encode(target, events), strict=True))
+
+
+def test_a_call_carried_for_its_event_id_keeps_its_input_spelling() -> None:
+    """Found by the random conversations above: a tool call that oma can say but for its event
+    id, arriving from agentkit (which reads its input as argument text), is carried in the
+    spelling oma's decoder reads (the input), not as argument text."""
+    call = ToolCall(call_id="c1", input=Raw(b'""'), event_id="0")
+    assert_cross_trips([RunStart(), StepStart(), call, ToolApprovalRequest(call_id="c1")])

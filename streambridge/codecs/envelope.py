@@ -99,10 +99,9 @@ def input_of(call: ToolCall, native: bool) -> tuple[Raw, bool, ToolCall]:
     if call.input is not UNSET:
         return call.input, native and call.arguments_json is UNSET, call
     raw_input, ok = parse_arguments(call.arguments_json)
-    native = native and ok
-    if ok and not native:
-        return raw_input, False, msgspec.structs.replace(call, input=raw_input, arguments_json=UNSET)
-    return raw_input, native, call
+    if ok:  # carried for any reason (an event id, say), then in the spelling the decoder reads
+        return raw_input, native, msgspec.structs.replace(call, input=raw_input, arguments_json=UNSET)
+    return raw_input, False, call
 
 
 def decode_known(cls: type[_S], known: dict[str, Raw], kind: str) -> tuple[_S, dict[str, Raw]]:

@@ -20,6 +20,15 @@ from .proxy_support import GOLDEN, golden, url_of
 WAIT_MS = PATIENCE * 1000
 
 
+#: the page's buttons, links and form fields that have no accessible name (no text, no
+#: aria-label, no label element pointing at them)
+UNNAMED_CONTROLS = """() => [...document.querySelectorAll("button, a[href], select, input")]
+  .filter((node) => !node.hidden && node.offsetParent !== null)
+  .filter((node) => !(node.getAttribute("aria-label") || node.textContent.trim()
+    || (node.id && document.querySelector(`label[for="${node.id}"]`))))
+  .map((node) => node.outerHTML.slice(0, 80))"""
+
+
 async def open_page(browser: Any, url: str, width: int = 1280, height: int = 800) -> tuple[Any, list[Any]]:
     """The page at ``url`` and the list of every response it got (bodies read later)."""
     page = await browser.new_page(viewport={"width": width, "height": height})
@@ -90,6 +99,13 @@ async def test_a_live_stream_appears_and_its_frames_line_up(aiohttp_server, aioh
     client_box = await page.locator("#client-frames").bounding_box()
     assert client_box["y"] >= up_box["y"] + up_box["height"] - 1
     await screenshot(page, "stream-narrow")
+
+    # the timeline draws the upstream's events, its text darker
+    assert await page.locator("#timeline svg.chart rect.bar-text").count() >= 1
+
+    # every control says what it is to a screen reader
+    unnamed = await page.evaluate(UNNAMED_CONTROLS)
+    assert unnamed == []
 
     # the kind filter keeps only frames of that kind, on both sides
     await page.set_viewport_size({"width": 1280, "height": 800})
@@ -201,3 +217,20 @@ async def test_a_long_stream_draws_its_first_frames_and_the_rest_when_asked(brow
         assert page.errors == []
     finally:
         proc.stop()
+
+
+async def test_either_side_copies_to_the_clipboard_as_written(aiohttp_server, aiohttp_client, browser) -> None:
+    client = await inspected_proxy(aiohttp_server, aiohttp_client, NestBackend(), heartbeat=0)
+    body = await chat(client)
+    context = await browser.new_context(viewport={"width": 1280, "height": 800})
+    origin = url_of(client.server, "/").rstrip("/")
+    await context.grant_permissions(["clipboard-read", "clipboard-write"], origin=origin)
+    page = await context.new_page()
+    page.set_default_timeout(WAIT_MS)
+    await page.goto(origin + "/_inspect/")
+    await page.locator("#stream-body").wait_for(state="visible")  # the only stream opens by itself
+    await page.get_by_role("button", name="Copy client").click()
+    await page.locator("#copied", has_text="client copied").wait_for()
+    copied = await page.evaluate("navigator.clipboard.readText()")
+    assert copied.encode() == body.replace(UPSTREAM_SECRET.encode(), REDACTED.encode())
+    await context.close()

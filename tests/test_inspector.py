@@ -8,6 +8,7 @@ import asyncio
 import itertools
 import json
 import random
+import signal
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -438,7 +439,7 @@ def test_the_inspector_settings_come_from_flags_the_environment_and_routes_toml(
     assert build_config(config_file=routes, inspect_streams=3, environ={}).inspect_streams == 3
 
 
-def test_serve_inspect_announces_the_page_and_serves_it_to_loopback() -> None:
+def test_serve_inspect_announces_the_page_and_a_shutdown_ends_its_live_feed() -> None:
     proc = Proc(
         "serve",
         "--upstream",
@@ -454,14 +455,23 @@ def test_serve_inspect_announces_the_page_and_serves_it_to_loopback() -> None:
     try:
         url = proc.wait_for(r"inspector url=(http://127\.0\.0\.1:\d+/_inspect/) access=loopback")[1]
         proc.wait_for(r"listening")
-        asyncio.run(_page_answers(url))
+        asyncio.run(_page_answers_then_shutdown(url, proc))
+        assert proc.finish() == 0, proc.lines
     finally:
         proc.stop()
 
 
-async def _page_answers(url: str) -> None:
-    async with aiohttp.ClientSession() as session, session.get(url) as page:
-        assert page.status == 200 and "streambridge inspector" in await page.text()
+async def _page_answers_then_shutdown(url: str, proc: Proc) -> None:
+    """The page answers; a page's live feed is open when SIGTERM comes, and it ends (the
+    proxy does not wait out its shutdown timeout for it)."""
+    async with aiohttp.ClientSession() as session:
+        async with session.get(url) as page:
+            assert page.status == 200 and "streambridge inspector" in await page.text()
+        async with session.get(url + "api/live") as feed:
+            assert await feed.content.readuntil(b"\n\n") == b"event: streams\ndata: []\n\n"
+            proc.popen.send_signal(signal.SIGTERM)
+            async with asyncio.timeout(PATIENCE):
+                assert await feed.content.read() == b""  # the feed ends: the server closed it
 
 
 def test_the_ring_holds_at_most_its_byte_budget_of_finished_streams() -> None:

@@ -13,14 +13,14 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import msgspec
 import orjson
 
 from .. import codecs
-from ..codecs.framing import Framing
+from ..codecs.framing import Framing, make_parser
 from ..events import DataPart, Event, Malformed, ReasoningDelta, Terminal, TextDelta
 from ..translate import Translator
 from .capture import StreamCapture
@@ -42,7 +42,6 @@ class Frame:
     """One frame of one side, as written, with what it decoded to and where it came from."""
 
     index: int
-    start: int  # byte offset in its side's stream
     raw: bytes
     t: float | None  # seconds since the stream began: when its last byte arrived / was written
     chunks: tuple[int, int] = (0, 0)  # first and last chunk (or write) holding it
@@ -50,12 +49,7 @@ class Frame:
     marks: list[str] = field(default_factory=list)
     links: list[int] = field(default_factory=list)
     origin: str = "relay"
-
-    def wire_kind(self) -> str:
-        """The frame's own name for its kind: its SSE event name, else its JSON ``type`` / ``kind``."""
-        if "heartbeat" in self.marks:
-            return "heartbeat"
-        return wire_kind(self.raw)
+    wire: str = ""  # the frame's own name for its kind (see wire_kind)
 
     def kinds(self) -> list[str]:
         if "heartbeat" in self.marks:
@@ -63,16 +57,16 @@ class Frame:
         return [tag_of(event) for event in self.events] or ["(none)"]
 
 
-_EVENT_LINE = re.compile(rb"(?m)^event: ?([^\r\n]*)")
-_DATA_LINE = re.compile(rb"(?m)^data: ?([^\r\n]*)")
-
-
-def wire_kind(raw: bytes) -> str:
-    found = _EVENT_LINE.search(raw)
-    if found:
-        return found.group(1).decode("utf-8", "replace")
-    lines = _DATA_LINE.findall(raw)
-    data = b"\n".join(lines) if lines else raw.strip()
+def wire_kind(raw: bytes, framing: Framing) -> str:
+    """A frame's own name for its kind: its SSE event name, else its JSON ``type`` / ``kind``
+    (read by the project's own parser, so it is the name a decoder sees)."""
+    parser = make_parser(framing)
+    parsed = parser.feed(raw) + parser.close()
+    if not parsed:
+        return "heartbeat" if framing == "sse" and _is_comment(raw) else raw.strip()[:24].decode("utf-8", "replace")
+    if parsed[0].event:
+        return parsed[0].event
+    data = parsed[0].data
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:
@@ -135,7 +129,8 @@ def _frames(pieces: list[tuple[float | None, bytes]], framing: Framing) -> list[
         while last < len(ends) - 1 and ends[last] < end:
             last += 1
         raw = data[start:end]
-        frame = Frame(index=index, start=start, raw=raw, t=pieces[last][0] if pieces else None, chunks=(first, last))
+        frame = Frame(index=index, raw=raw, t=pieces[last][0] if pieces else None, chunks=(first, last))
+        frame.wire = wire_kind(raw, framing)
         if framing == "sse" and _is_comment(raw):
             frame.marks.append("heartbeat")
         frames.append(frame)
@@ -285,7 +280,7 @@ def _frame_view(frame: Frame) -> dict[str, Any]:
         "t_ms": _ms(frame.t),
         "chunks": list(frame.chunks),
         "raw": frame.raw.decode("utf-8", "replace"),
-        "wire": frame.wire_kind(),
+        "wire": frame.wire,
         "kinds": frame.kinds(),
         "marks": frame.marks,
         "links": frame.links,
@@ -327,7 +322,7 @@ def analyse(capture: StreamCapture) -> bytes:
     _mark_faults(capture, upstream, client)
     view = {
         "summary": capture.summary(),
-        "facts": {**facts.__dict__, "source_framing": source_framing, "client_framing": client_framing},
+        "facts": {**asdict(facts), "source_framing": source_framing, "client_framing": client_framing},
         "upstream": {
             "frames": [_frame_view(f) for f in upstream],
             "chunks": [{"t_ms": _ms(t), "bytes": len(chunk)} for t, chunk in up_pieces],

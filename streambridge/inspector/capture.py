@@ -15,7 +15,7 @@ import time
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import orjson
@@ -180,7 +180,7 @@ class StreamCapture:
         self.events_in = events_in
         self.ended = self._clock() - self.t0
         if source_framing is not None and self.facts.source_framing != source_framing:
-            self.facts = StreamFacts(**{**self.facts.__dict__, "source_framing": source_framing})
+            self.facts = replace(self.facts, source_framing=source_framing)
         if self._notify is not None:
             self._notify(self)
         if self._ended is not None:

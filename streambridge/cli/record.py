@@ -23,6 +23,7 @@ from .. import codecs
 from ..codecs import Codec
 from ..codecs.decoder import Decoder
 from ..codecs.framing import Framing, detect_framing
+from ..codecs.http import capture_head
 from ..events import Terminal
 from .common import (
     EXIT_FINDINGS,
@@ -118,20 +119,20 @@ class TerminalWatcher:
         return found[0] if found is not None and self.codec is not None and found[0] != self.codec.name else None
 
 
-def capture_head(response: aiohttp.ClientResponse, all_headers: bool) -> bytes:
+def recorded_head(response: aiohttp.ClientResponse, all_headers: bool) -> bytes:
     """``HTTP <status>``, the recorded headers, and the empty line before the body."""
-    lines = [f"HTTP {response.status}"]
+    headers: list[tuple[str, str]] = []
     if all_headers:
         for raw_name, raw_value in response.raw_headers:
             name = raw_name.decode("latin-1").lower()
             if name not in _NEVER_RECORDED:
-                lines.append(f"{name}: {raw_value.decode('latin-1')}")
+                headers.append((name, raw_value.decode("latin-1")))
     else:
         for name in CAPTURE_HEADERS:
             value = response.headers.get(name)
             if value is not None:
-                lines.append(f"{name}: {value}")
-    return ("\n".join(lines) + "\n\n").encode()
+                headers.append((name, value))
+    return capture_head(response.status, headers)
 
 
 @contextlib.contextmanager
@@ -169,7 +170,7 @@ async def record(
             collect_warnings(echo=False),
             ProgressBar(label, response.content_length, streams_stdout=output == "-") as bar,
         ):
-            out.write(capture_head(response, all_headers))
+            out.write(recorded_head(response, all_headers))
             out.flush()
             size, stopped = await _copy_body(response, out, watcher, bar, max_time)
         protocol = watcher.codec.name if watcher.decoder is not None else None  # type: ignore[union-attr]

@@ -7,7 +7,7 @@ path of a route (``""`` is the mount path itself); ``{run_id}`` and ``{decision}
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit, urlunsplit
 
@@ -15,7 +15,7 @@ from ..events import Event
 from .framing import Framing
 from .requests import BadRequest, ChatRequest
 
-__all__ = ["HttpSurface", "Runs", "join_url", "upstream_scheme_is_http"]
+__all__ = ["HttpSurface", "Runs", "capture_head", "join_url", "upstream_scheme_is_http"]
 
 
 def join_url(base: str, suffix: str) -> str:
@@ -23,6 +23,12 @@ def join_url(base: str, suffix: str) -> str:
     parts = urlsplit(base)
     path = parts.path.rstrip("/") + "/" + suffix.lstrip("/")
     return urlunsplit(parts._replace(path=path, fragment=""))
+
+
+def capture_head(status: int, headers: Iterable[tuple[str, str]]) -> bytes:
+    """The head of a capture file (what ``streambridge record`` writes and every command reads
+    before the exact body): ``HTTP <status>``, a ``name: value`` line per header, an empty line."""
+    return ("\n".join([f"HTTP {status}", *(f"{name}: {value}" for name, value in headers)]) + "\n\n").encode()
 
 
 def upstream_scheme_is_http(url: str) -> bool:

@@ -21,6 +21,7 @@ import orjson
 
 from .. import codecs
 from ..codecs.framing import Framing, make_parser
+from ..codecs.http import capture_head
 from ..events import DataPart, Event, Malformed, ReasoningDelta, Terminal, TextDelta
 from ..translate import Translator
 from .capture import StreamCapture
@@ -377,7 +378,7 @@ def transcript(capture: StreamCapture, side: str) -> tuple[bytes, str]:
         framing = facts.framing
     codec = codecs.get(protocol)
     headers = codec.stream_headers("ndjson" if framing == "ndjson" else "sse")
-    head = "".join(["HTTP 200\n", *(f"{k.lower()}: {v}\n" for k, v in headers.items()), "\n"]).encode()
+    head = capture_head(200, [(name.lower(), value) for name, value in headers.items()])
     suffix = "sse" if framing == "sse" else "ndjson"
     name = f"{capture.id}-{side}-{codec.name.replace(':', '_').replace('@', '')}.{suffix}.http"
     return redact(head + body, capture.secrets), name

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from .codecs import StreamError, get
 from .codecs.encoder import EncodingSink
+from .codecs.errors import Diagnostic
 from .codecs.framing import DEFAULT_MAX_EVENT_SIZE, Framing
 from .events import Elicitation, Event, RunStart, Terminal, ToolApprovalRequest
 
@@ -105,6 +106,15 @@ class Translator:
         parts.clear()  # the sink keeps the list: not its pieces while the output is written
         return out
 
+    def take_diagnostics(self) -> list[Diagnostic]:
+        """What the decoder and the encoder went on from since the last call (bad frames
+        forwarded as data parts, a missing terminal, events after the terminal): codecs log
+        nothing, their caller says these (the proxy logs them, the CLI warns)."""
+        decoder, encoder = self.decoder, self.encoder
+        if not decoder.diagnostics and not encoder.diagnostics:
+            return []
+        return decoder.take_diagnostics() + encoder.take_diagnostics()
+
     def feed_events(self, events: Iterable[Event]) -> bytes:
         return self.encoder.encode(events)
 
@@ -140,6 +150,7 @@ class Translator:
             previous.framing, strict=previous.strict, max_event_size=previous.max_event_size
         )
         self.decoder.continues(previous)
+        self.decoder.diagnostics = previous.take_diagnostics()
         self.encoder.share_text(self.decoder)
         sink.held, sink.skip_start = None, True
         sink.asks.clear()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import logging
 import os
 import re
 import select
@@ -297,6 +298,30 @@ def test_lenient_mode_forwards_bad_frames_with_a_one_line_warning() -> None:
     verbose = invoke("-v", "convert", "-", "--to", "nest", input=BAD_AGENTKIT)
     assert sum("warning" in line for line in verbose.stderr.splitlines()) >= 1
     assert "-v shows" not in verbose.stderr
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def test_convert_reports_bad_frames_without_touching_logging() -> None:
+    """The core keeps its problems as data: nothing reaches a handler an embedding program put
+    on the ``streambridge`` logger, and the CLI swaps no handler of its own in."""
+    logger = logging.getLogger("streambridge")
+    mine = _Records()
+    logger.addHandler(mine)
+    try:
+        result = invoke("convert", "-", "--to", "nest", input=BAD_AGENTKIT)
+        assert logger.handlers[-1] is mine
+    finally:
+        logger.removeHandler(mine)
+    assert result.exit_code == 0 and "frame 2" in result.stderr
+    assert mine.records == []
 
 
 def test_bad_inputs_are_one_line_user_errors(tmp_path: Path) -> None:

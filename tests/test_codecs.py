@@ -346,12 +346,19 @@ def test_strict_mode_names_frame_byte_and_expectation() -> None:
     assert "nest: frame 3 at byte" in str(err.value) and "JSON" in str(err.value)
 
 
-def test_lenient_mode_forwards_a_malformed_frame_as_a_data_part_and_logs_it(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="streambridge"):
-        events = decode("nest", BROKEN)
+def test_lenient_mode_forwards_a_malformed_frame_as_a_data_part_and_keeps_a_diagnostic(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    decoder = codecs.get("nest").decoder()
+    with caplog.at_level(logging.DEBUG):
+        events = decoder.feed(BROKEN) + decoder.close()
     bad = [e for e in events if isinstance(e, Malformed)]
     assert bad and bad[0].raw == '{"kind":"text",tex}' and bad[0].frame == 3
-    assert "frame 3" in caplog.text
+    said = decoder.take_diagnostics()
+    assert [(d.kind, d.frame, d.offset) for d in said] == [("malformed", 3, BROKEN.index(b'data: {"kind":"text",tex'))]
+    assert said[0].line().startswith("nest: frame 3 at byte ") and "expected a JSON object" in said[0].line()
+    assert decoder.take_diagnostics() == []  # taken once
+    assert not caplog.records  # sans-IO: the codec logs nothing, its caller says what it kept
     out = json_frames(encode("agentkit", events))
     carried = next(f for f in out if f["type"] == "data-malformed")
     assert carried["event"]["raw"] == '{"kind":"text",tex}'
@@ -631,3 +638,26 @@ def test_a_last_line_without_newline_is_returned_by_close(codec: str) -> None:
 def test_every_codec_with_nested_members_has_a_nested_unknown_case() -> None:
     # the host dialect's frames (and AG-UI's events) hold only strings and raw JSON: nothing nested to be unknown in
     assert set(CODECS) - set(NESTED_UNKNOWN) == {"agentfootprint:host", "ai-sdk", "ai-sdk@6", "ai-sdk@5", "ag-ui"}
+
+
+def test_two_translations_in_one_process_keep_their_own_diagnostics() -> None:
+    """Diagnostics are data on each decoder, not records on a shared logger: two translations
+    interleaved in one process (threads, tasks) never see each other's problems."""
+    broken, clean = Translator("nest", "agentkit"), Translator("nest", "agentkit")
+    plain = golden("plain-text", "nest")
+    for a, b in zip(BROKEN.splitlines(keepends=True), plain.splitlines(keepends=True), strict=False):
+        broken.feed(a)
+        clean.feed(b)
+    broken.close()
+    clean.feed(plain[len(b"".join(plain.splitlines(keepends=True)[: len(BROKEN.splitlines())])) :])
+    clean.close()
+    assert [d.frame for d in broken.take_diagnostics()] == [3]
+    assert clean.take_diagnostics() == []
+
+
+def test_an_oversize_frame_and_a_missing_terminal_are_diagnostics_in_stream_order() -> None:
+    t = Translator("oma", "nest", max_event_size=64, source_framing="ndjson")
+    t.feed(b'{"type":"text","data":"' + b"x" * 100 + b'"}\n')
+    t.close()
+    kinds = [d.kind for d in t.take_diagnostics()]
+    assert kinds == ["oversize", "truncated"]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import logging
 import os
 import secrets
 import stat
@@ -32,7 +31,10 @@ from rich.progress import (
 
 from .. import codecs
 from ..codecs import Codec, StreamError
+from ..codecs.decoder import Decoder
+from ..codecs.errors import Diagnostic
 from ..codecs.framing import Framing
+from ..translate import Translator
 
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
@@ -156,50 +158,38 @@ def complete_framing(incomplete: str) -> list[str]:
     return [f for f in FRAMING_SUFFIX if f.startswith(incomplete)]
 
 
-# -- decoder warnings ------------------------------------------------------------------------
+# -- the core's diagnostics ------------------------------------------------------------------
 
 
-class _Collector(logging.Handler):
-    def __init__(self, echo: bool, body_offset: int = 0) -> None:
-        super().__init__(logging.WARNING)
-        self.records: list[logging.LogRecord] = []
-        self.echo = echo
-        self.body_offset = body_offset
-
-    def emit(self, record: logging.LogRecord) -> None:
-        args = record.args
-        if self.body_offset and isinstance(args, dict) and "offset" in args:  # a bad frame's byte, in the file
-            record.args = {**args, "offset": args["offset"] + self.body_offset}
-        self.records.append(record)
-        if self.echo:
-            warn(record.getMessage())
-
-
-@contextlib.contextmanager
-def collect_warnings(echo: bool | None = None, body_offset: int = 0) -> Iterator[list[logging.LogRecord]]:
-    """Collect the core's warnings (bad frames, missing terminals) instead of letting them
-    spill onto stderr unformatted; with ``-v`` each one is also printed as it happens.
+class Warnings:
+    """The core's diagnostics for one input (codecs log nothing; they keep problems as data),
+    said as the CLI says warnings: each as it is taken with ``-v``, else one summary line.
 
     A bad frame's byte offset counts from the start of the body in the core; ``body_offset``
     (a capture's header block) makes it the offset in the file, as errors and findings say."""
-    logger = logging.getLogger("streambridge")
-    handler = _Collector(state.verbose if echo is None else echo, body_offset)
-    saved = logger.propagate, logger.level
-    logger.addHandler(handler)
-    logger.propagate = False
-    logger.setLevel(logging.WARNING)
-    try:
-        yield handler.records
-    finally:
-        logger.removeHandler(handler)
-        logger.propagate, logger.level = saved[0], saved[1]
 
+    def __init__(self, name: str, body_offset: int = 0, echo: bool | None = None) -> None:
+        self.name = name
+        self.body_offset = body_offset
+        self.echo = state.verbose if echo is None else echo
+        self.kept: list[Diagnostic] = []
 
-def warn_summary(name: str, records: list[logging.LogRecord]) -> None:
-    if records and not state.verbose:
-        first = one_line(records[0].getMessage())
-        more = f" (and {len(records) - 1} more; -v shows them)" if len(records) > 1 else ""
-        warn(f"{name}: {first}{more}")
+    def take(self, source: Translator | Decoder) -> None:
+        """Take what ``source`` kept since the last call."""
+        for diagnostic in source.take_diagnostics():
+            self.kept.append(diagnostic)
+            if self.echo:
+                warn(self.line(diagnostic))
+
+    def line(self, diagnostic: Diagnostic) -> str:
+        return diagnostic.line(self.body_offset)
+
+    def summary(self) -> None:
+        """One line for them all (without ``-v``, which said each already)."""
+        if self.kept and not self.echo:
+            first = one_line(self.line(self.kept[0]))
+            more = f" (and {len(self.kept) - 1} more; -v shows them)" if len(self.kept) > 1 else ""
+            warn(f"{self.name}: {first}{more}")
 
 
 # -- outputs ---------------------------------------------------------------------------------

@@ -6,7 +6,6 @@ so memory does not grow with the file. A directory converts every transcript in 
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Annotated, BinaryIO, NoReturn
 
@@ -21,8 +20,8 @@ from .common import (
     FRAMING_SUFFIX,
     UserError,
     VerboseOption,
+    Warnings,
     check_framing,
-    collect_warnings,
     complete_framing,
     complete_protocol,
     ensure_directory,
@@ -35,26 +34,28 @@ from .common import (
     same_directory,
     say,
     set_verbose,
-    state,
     stdin_is_terminal,
     stream_error,
     warn,
-    warn_summary,
 )
 from .options import FRAMING_METAVAR, protocol_help
 from .transcripts import Source, detect, open_source, reading, transcripts_in
 
 
-def pump(source: Source, translator: Translator, out: BinaryIO, live: bool) -> None:
-    """Every received chunk translated and written at once (flushed when someone reads live)."""
+def pump(source: Source, translator: Translator, out: BinaryIO, live: bool, warnings: Warnings | None = None) -> None:
+    """Every received chunk translated and written at once (flushed when someone reads live);
+    the core's diagnostics go to ``warnings`` as they come."""
+    warnings = warnings or Warnings(source.name, source.body_offset)
     with reading(source, streams_stdout=live) as chunks:
         for chunk in chunks:
             data = translator.feed(chunk)
+            warnings.take(translator)
             if data:
                 out.write(data)
                 if live:
                     out.flush()
         out.write(translator.close())
+        warnings.take(translator)
 
 
 def convert_one(
@@ -72,23 +73,23 @@ def convert_one(
         detected.codec.name, target.name, source_framing=detected.framing, target_framing=framing, strict=strict
     )
     live = output is None or str(output) == "-"
-    with collect_warnings(body_offset=source.body_offset) as warnings:
-        try:
-            with open_output(output, parents) as out:
-                pump(source, translator, out, live)
-        except StreamError as exc:
-            raise stream_error(source.name, exc, source.body_offset) from None
-    warn_summary(source.name, warnings)
-    return oversize_frames(source.name, warnings)
+    warnings = Warnings(source.name, source.body_offset)
+    try:
+        with open_output(output, parents) as out:
+            pump(source, translator, out, live, warnings)
+    except StreamError as exc:
+        raise stream_error(source.name, exc, source.body_offset) from None
+    warnings.summary()
+    return oversize_frames(warnings)
 
 
-def oversize_frames(name: str, records: list[logging.LogRecord]) -> int:
+def oversize_frames(warnings: Warnings) -> int:
     """Frames over the size limit cannot be forwarded whole (their head goes on as a data part):
     each gets its own warning line, whatever the summary showed."""
-    cut = [r for r in records if isinstance(r.args, dict) and r.args.get("kind") == "oversize"]
-    for record in cut:
-        if not state.verbose and record is not records[0]:  # else already on stderr
-            warn(f"{name}: {record.getMessage()}")
+    cut = [d for d in warnings.kept if d.kind == "oversize"]
+    for diagnostic in cut:
+        if not warnings.echo and diagnostic is not warnings.kept[0]:  # else already on stderr
+            warn(f"{warnings.name}: {warnings.line(diagnostic)}")
     return len(cut)
 
 

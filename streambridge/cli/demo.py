@@ -31,7 +31,7 @@ from .common import (
     DataConsole,
     UserError,
     VerboseOption,
-    collect_warnings,
+    Warnings,
     complete_protocol,
     resolve_protocol,
     set_verbose,
@@ -176,6 +176,7 @@ async def _fetch(url: str, source: Codec, target: Codec, framing: Framing, table
         tail = translator.close()
         if tail:
             _row(run, table, b"", tail)
+    Warnings(source.name).take(translator)  # (said with -v)
     check = target.decoder(translator.encoder.framing)  # read our own output back: how did the run end?
     for event in check.feed(b"".join(right for _, right in run.rows)) + check.close():
         if type(event) is Terminal:
@@ -238,13 +239,12 @@ def demo_command(
         f"streambridge reads it over HTTP and translates each chunk to {target.name} as it arrives."
     )
     table = _table(source, target)
-    with collect_warnings():
-        if console.is_terminal:
-            with Live(table, console=console, refresh_per_second=12, vertical_overflow="visible"):
-                run = asyncio.run(run_demo(name, body, source, target, max(delay_ms, 0) / 1000, table))
-        else:
+    if console.is_terminal:
+        with Live(table, console=console, refresh_per_second=12, vertical_overflow="visible"):
             run = asyncio.run(run_demo(name, body, source, target, max(delay_ms, 0) / 1000, table))
-            console.print(table)
+    else:
+        run = asyncio.run(run_demo(name, body, source, target, max(delay_ms, 0) / 1000, table))
+        console.print(table)
     _summary(console, run, source, target)
 
 

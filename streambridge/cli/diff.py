@@ -77,7 +77,6 @@ from .common import (
     ProgressBar,
     UserError,
     VerboseOption,
-    collect_warnings,
     complete_protocol,
     set_verbose,
 )
@@ -863,8 +862,8 @@ def diff_files(
 def _first_pass(sides: list[Reading], limit: int) -> DiffResult:
     """Both sides decoded and compared as they are read; the decoders go when it returns."""
     sources = [side.source for side in sides]
-    with collect_warnings(echo=False) as warnings, progress_for(sources, "comparing") as tick:
-        batches = [_quiet(side.batches(tick), warnings) for side in sides]
+    with progress_for(sources, "comparing") as tick:
+        batches = [side.batches(tick) for side in sides]
         comparison = Comparison(batches[0], batches[1], limit).run()
     return DiffResult(
         (sources[0].name, sources[1].name),
@@ -876,17 +875,6 @@ def _first_pass(sides: list[Reading], limit: int) -> DiffResult:
         comparison.comparisons,
         (sources[0].consumed, sources[1].consumed),
     )
-
-
-def _quiet(batches: Iterator[list[Item]], warnings: list[Any]) -> Iterator[list[Item]]:
-    """Decoder warnings are not diff's business (``validate`` reports them): dropped as they
-    come. (A map, not a generator: it keeps no reference to a batch already handed over.)"""
-
-    def clear(batch: list[Item]) -> list[Item]:
-        warnings.clear()
-        return batch
-
-    return map(clear, batches)
 
 
 def locate_frames(result: DiffResult, sides: list[Reading], vocabulary: frozenset[str] | None, exact_ids: bool) -> None:
@@ -913,10 +901,10 @@ def _locate(reading: Reading, marks: dict[int, list[Mark]], vocabulary: frozense
         for mark in group
         if mark.lo is not None and mark.frame is not None
     )
-    with open_source(reading.source.name) as source, collect_warnings(echo=False) as warnings:
+    with open_source(reading.source.name) as source:
         again = Reading(source, reading.detected, Normaliser(vocabulary, exact_ids), reading.aligned)
         with progress_for([source], "locating frames") as tick:
-            for batch in _quiet(again.batches(tick, wanted), warnings):
+            for batch in again.batches(tick, wanted):
                 for item in batch:
                     for mark in marks.get(item.index, ()):
                         mark.frame, mark.lo = item.frame, item.lo

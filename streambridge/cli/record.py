@@ -30,7 +30,6 @@ from .common import (
     ProgressBar,
     UserError,
     VerboseOption,
-    collect_warnings,
     complete_protocol,
     detail,
     ensure_directory,
@@ -167,7 +166,6 @@ async def record(
         label = "recording" if output == "-" else f"recording {Path(output).name}"
         with (
             _open_recording(output) as out,
-            collect_warnings(echo=False),
             ProgressBar(label, response.content_length, streams_stdout=output == "-") as bar,
         ):
             out.write(recorded_head(response, all_headers))

@@ -42,8 +42,8 @@ from ..translate import Translator
 from .common import (
     UserError,
     VerboseOption,
+    Warnings,
     check_framing,
-    collect_warnings,
     complete_framing,
     note,
     resolve_protocol,
@@ -123,9 +123,10 @@ def render(recording: Recording, target: Codec | None, framing: str | None) -> P
             source_framing=recording.framing,
             target_framing=out_framing,  # type: ignore[arg-type]
         )
-        with collect_warnings():
-            chunks = [translator.feed(piece) for piece in recording.pieces]
-            chunks.append(translator.close())
+        warnings = Warnings(recording.name, echo=None)
+        chunks = [translator.feed(piece) for piece in recording.pieces]
+        chunks.append(translator.close())
+        warnings.take(translator)
     playback = Playback(recording, codec, out_framing, [c for c in chunks if c])
     runs = codec.http.runs
     if runs is not None and playback.chunks:  # the ids its run start announces, for the headers
@@ -137,8 +138,7 @@ def recorded_duration_ms(recording: Recording) -> float | None:
     """The run's duration when the transcript reports one (agentkit usage.durationMs, or the
     steps' usage durations)."""
     decoder = recording.codec.decoder(recording.framing)
-    with collect_warnings(echo=False):
-        events = [e for piece in recording.pieces for e in decoder.feed(piece)] + decoder.close()
+    events = [e for piece in recording.pieces for e in decoder.feed(piece)] + decoder.close()
     steps = 0.0
     for event in events:
         usage = getattr(event, "usage", UNSET)

@@ -39,7 +39,7 @@ from ..events import (
     ToolInputStart,
     ToolOutput,
 )
-from .common import EXIT_FINDINGS, VerboseOption, collect_warnings, complete_protocol, one_line, set_verbose
+from .common import EXIT_FINDINGS, VerboseOption, complete_protocol, one_line, set_verbose
 from .options import protocol_help
 from .transcripts import Capture, FrameCutter, Piece, Source, detect, open_source, reading
 
@@ -174,13 +174,12 @@ class Validator:
     def run(self, chunks: Iterable[bytes]) -> None:
         self._capture_rules()
         cutter = FrameCutter(self.framing)
-        with collect_warnings(echo=False):  # findings say what the core's warnings would
-            for chunk in chunks:
-                for piece in cutter.feed(chunk):
-                    self._piece(piece)
-            for piece in cutter.close():
+        for chunk in chunks:  # (findings say what the decoder's diagnostics would)
+            for piece in cutter.feed(chunk):
                 self._piece(piece)
-            self._end()
+        for piece in cutter.close():
+            self._piece(piece)
+        self._end()
 
     def add(self, rule: str, message: str, frame: int | None = None, offset: int | None = None) -> None:
         name, severity, _ = all_rules()[rule]

@@ -3,13 +3,13 @@
 ``feed`` any chunking, ``close`` at end of input. It enforces one terminal (an error terminal
 for a truncated stream), fills the terminal's assembled text, and turns bad frames into
 :class:`~streambridge.events.Malformed` events (lenient) or raises
-:class:`~streambridge.codecs.errors.StreamError` (strict)."""
+:class:`~streambridge.codecs.errors.StreamError` (strict). What it went on from is kept as
+:class:`~streambridge.codecs.errors.Diagnostic` data in ``diagnostics``: it logs nothing."""
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import logging
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
@@ -33,7 +33,7 @@ from ..events import (
 )
 from .artifacts import PART_NAMES, present_result, read_part
 from .carrier import carrier_decoder
-from .errors import FrameProblem, ProblemKind, StreamError, check_utf8
+from .errors import Diagnostic, FrameProblem, ProblemKind, StreamError, check_utf8, keep
 from .framing import (
     DEFAULT_MAX_EVENT_SIZE,
     Frame,
@@ -47,8 +47,6 @@ from .framing import (
 from .synthetic import announcement
 from .terminals import read_terminal, truncation_terminal
 from .textpath import TextPieces, append_deltas
-
-log = logging.getLogger("streambridge")
 
 
 class Decoder:
@@ -106,6 +104,8 @@ class Decoder:
         self._hot = hot_path and self._hot_decoder is not None
         #: frames the hot path took so far
         self.hot_frames = 0
+        #: problems gone on from, oldest first, until taken (:meth:`take_diagnostics`)
+        self.diagnostics: list[Diagnostic] = []
 
     # -- public API ---------------------------------------------------------------------
 
@@ -139,7 +139,7 @@ class Decoder:
         if not self._terminated:
             if self.strict:
                 self._no_terminal()
-            log.warning("%s: input ended without a terminal event", self.codec)
+            keep(self.diagnostics, Diagnostic(self.codec, "truncated", "input ended without a terminal event"))
             self._push(truncation_terminal(), out)
         return out
 
@@ -155,6 +155,11 @@ class Decoder:
     @property
     def terminated(self) -> bool:
         return self._terminated
+
+    def take_diagnostics(self) -> list[Diagnostic]:
+        """The problems kept since the last call (bad frames, a missing terminal, events after it)."""
+        taken, self.diagnostics = self.diagnostics, []
+        return taken
 
     @property
     def answer(self) -> TextPieces:
@@ -303,7 +308,8 @@ class Decoder:
     def _push(self, event: Event, out: list[Event]) -> None:
         if self._terminated:
             self._after_terminal += 1
-            log.warning("%s: %s event after the terminal event ignored", self.codec, type(event).__name__)
+            message = f"{type(event).__name__} event after the terminal event ignored"
+            keep(self.diagnostics, Diagnostic(self.codec, "after-terminal", message))
             return
         kind = type(event)
         self._begun = True
@@ -396,15 +402,16 @@ class Decoder:
 
     def _trailing(self, frame: Frame) -> None:
         """A frame after the terminal: never decoded, only counted (strict: an error). An
-        OpenAI-style ``[DONE]`` sentinel after it is what such upstreams write: not even a warning."""
+        OpenAI-style ``[DONE]`` sentinel after it is what such upstreams write: no diagnostic."""
         self._after_terminal += 1
         if self.strict:
             expected = "nothing after the terminal event; this frame follows it"
             raise StreamError(self.codec, frame.index, frame.offset, expected, frame.data, "after-terminal")
-        level = logging.DEBUG if frame.data.strip() == b"[DONE]" else logging.WARNING
-        log.log(
-            level, "%s: frame %d at byte %d after the terminal event ignored", self.codec, frame.index, frame.offset
-        )
+        if frame.data.strip() != b"[DONE]":
+            said = Diagnostic(
+                self.codec, "after-terminal", "after the terminal event ignored", frame.index, frame.offset
+            )
+            keep(self.diagnostics, said)
 
     def _release(self, out: list[Event]) -> None:
         if self._held is not None:
@@ -415,8 +422,7 @@ class Decoder:
         if self.strict:
             raise StreamError(self.codec, frame.index, frame.offset, expected, frame.data, kind)
         text = frame.data.decode("utf-8", "replace")
-        where = {"codec": self.codec, "frame": frame.index, "offset": frame.offset, "expected": expected, "kind": kind}
-        log.warning("%(codec)s: frame %(frame)d at byte %(offset)d: expected %(expected)s", where)
+        keep(self.diagnostics, Diagnostic(self.codec, kind, f"expected {expected}", frame.index, frame.offset))
         bad = Malformed(raw=text, error=f"expected {expected}", frame=frame.index, offset=frame.offset)
         if self._begun:
             self._push(bad, out)

@@ -5,7 +5,6 @@ none came. When its protocol cannot say all of an event it writes a carrier (car
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar, TypeVar
 
@@ -27,6 +26,7 @@ from .artifacts import part_body, part_name
 from .carrier import BARE_STRUCTURE, NEEDS_CARE, Payload, carrier_body, carrier_name, is_id_line, verbatim_payloads
 from .decoder import Decoder
 from .envelope import json_encode
+from .errors import Diagnostic, keep
 from .framing import (
     Framing,
     ndjson_frame,
@@ -35,8 +35,6 @@ from .framing import (
 from .synthetic import announcement, derived_id, invented_call
 from .terminals import truncation_terminal, wire_terminal
 from .textpath import TextPieces, append_deltas
-
-log = logging.getLogger("streambridge")
 
 _Method = TypeVar("_Method", bound=Callable[..., None])
 
@@ -196,6 +194,8 @@ class Encoder:
         self._whole_text: list[Event] = []  # text a decoder made from its source's terminal
         self._covered: list[bytes] = []  # the frames of that text, rendered by the terminal
         self.dropped = 0
+        #: events not written (after the terminal), until taken (:meth:`take_diagnostics`)
+        self.diagnostics: list[Diagnostic] = []
         #: a plain primary text delta can be written from ``_text_head`` + JSON + ``_text_tail``,
         #: a plain primary reasoning delta from ``_reasoning_head`` + JSON + ``_text_tail``
         self._text_ready = False
@@ -246,6 +246,11 @@ class Encoder:
     @property
     def terminated(self) -> bool:
         return self._terminated
+
+    def take_diagnostics(self) -> list[Diagnostic]:
+        """The events not written since the last call (they came after the terminal)."""
+        taken, self.diagnostics = self.diagnostics, []
+        return taken
 
     # -- for subclasses -----------------------------------------------------------------
 
@@ -402,7 +407,8 @@ class Encoder:
     def _event(self, event: Event, parts: list[bytes]) -> None:
         if self._terminated:
             self.dropped += 1
-            log.warning("%s: %s after the terminal event not written", self.codec, type(event).__name__)
+            message = f"{type(event).__name__} after the terminal event not written"
+            keep(self.diagnostics, Diagnostic(self.codec, "after-terminal", message))
             return
         if not self._started:
             self._started = True

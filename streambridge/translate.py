@@ -97,7 +97,7 @@ class Translator:
         parts: list[bytes]
         self._sink.parts = parts = []
         try:
-            self.decoder.feed(data, self._sink)  # type: ignore[arg-type]
+            self.decoder.feed(data, self._sink)
         except StreamError as exc:
             exc.output = b"".join(parts)
             parts.clear()
@@ -189,7 +189,7 @@ class Translator:
         parts: list[bytes]
         self._sink.parts = parts = []
         try:
-            self.decoder.close(self._sink)  # type: ignore[arg-type]
+            self.decoder.close(self._sink)
         except StreamError as exc:  # as in feed: what came before the fault travels on it
             exc.output = b"".join(parts)
             parts.clear()

@@ -499,7 +499,7 @@ class Reading:
             yield from self._by_frame(chunks, decoder, 0)
         norm = self.normaliser
         norm.at(None)
-        decoder.close(into=norm)  # type: ignore[arg-type]
+        decoder.close(into=norm)
         norm.finish()
         yield norm.take()
 
@@ -514,7 +514,7 @@ class Reading:
                 yield from self._by_frame((piece,), decoder, lo)
                 continue
             self.normaliser.at(done, lo)
-            decoder.feed(piece, into=self.normaliser)  # type: ignore[arg-type]
+            decoder.feed(piece, into=self.normaliser)
             yield self.normaliser.take()
 
     def _by_frame(self, chunks: Iterable[bytes], decoder: Decoder, base: int) -> Iterator[list[Item]]:
@@ -526,7 +526,7 @@ class Reading:
             if piece.frames:
                 frame = base + piece.frames[-1].index
             norm.at(frame)
-            decoder.feed(piece.raw, into=norm)  # type: ignore[arg-type]
+            decoder.feed(piece.raw, into=norm)
             yield norm.take()
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict, TypeVar, Unpack, get_args, overload
 
 import msgspec
 from msgspec import UNSET, Raw
@@ -44,13 +44,64 @@ from .framing import (
     SSEParser,
     make_parser,
 )
+from .sinks import EventSink, append_deltas
 from .synthetic import announcement
 from .terminals import read_terminal, truncation_terminal
-from .textpath import TextPieces, append_deltas
+from .textpath import TextPieces
+
+_Sink = TypeVar("_Sink", bound=EventSink)
+
+#: a frame's members its codec does not know, in order (empty when it has none)
+Members = dict[str, Raw]
+
+
+class DecoderOptions(TypedDict, total=False):
+    """How a decoder reads: ``strict`` raises :class:`StreamError` on bad input instead of
+    forwarding it; frames over ``max_event_size`` bytes are refused; ``hot_path`` False sends
+    every frame the full way (tests compare the two)."""
+
+    strict: bool
+    max_event_size: int
+    hot_path: bool
+
+
+_D = TypeVar("_D", bound="Decoder")
+_Wire = TypeVar("_Wire")
+#: a reader: the decoder, one decoded wire frame, its unknown members → the frame's events
+Reader = Callable[[_D, _Wire, Members], list[Event]]
+_READS = "__reads__"
+
+
+def reads(wire: type[_Wire], *, hot: bool = False) -> Callable[[Reader[_D, _Wire]], Reader[_D, _Wire]]:
+    """Declare a decoder method the reader of one wire type (stack one per type a method reads).
+
+    The decoder's table maps each wire type to its reader, the mirror of an encoder's
+    :func:`~streambridge.codecs.encoder.handles`; mypy checks that the method takes that type, so
+    every wire attribute a reader touches is type-checked. ``hot`` lets the hot path read the type
+    with no frame at hand: such a reader makes no run start or terminal (those need the full way)
+    and does not look at :attr:`Decoder._current`."""
+
+    def mark(method: Reader[_D, _Wire]) -> Reader[_D, _Wire]:
+        setattr(method, _READS, (*getattr(method, _READS, ()), (wire, hot)))
+        return method
+
+    return mark
+
+
+def with_extra(event: Event, extra: Members) -> list[Event]:
+    """A reader's one event, with the frame's unknown members when it has any (after the members
+    the reader kept there itself)."""
+    if extra:
+        event.extra = extra if event.extra is UNSET else {**event.extra, **extra}
+    return [event]
+
+
+_NO_FRAME = Frame(b"")
 
 
 class Decoder:
-    """Base of every codec decoder. Subclasses implement :meth:`_decode`.
+    """Base of every codec decoder. Subclasses implement :meth:`_decode`, which reads a frame's
+    wire object and hands it to its reader (:func:`reads`, through :meth:`_read`).
 
     ``framing`` None (the default) detects it from the first significant bytes (see
     :func:`~streambridge.codecs.framing.detect_framing`; ``default_framing`` when the input
@@ -64,18 +115,29 @@ class Decoder:
     tag_field: ClassVar[str] = "type"
     start_words: ClassVar[str] = ""
     terminal_words: ClassVar[str] = ""
+    #: the protocol's union of wire types with readers: each member must have one (checked when
+    #: the class is made, so a union member added later cannot go unread)
+    wire_types: ClassVar[object] = None
+    #: per wire type: the name of its reader, and the types the hot path may read
+    readers: ClassVar[dict[type, str]] = {}
+    hot_reads: ClassVar[frozenset[type]] = frozenset()
 
-    def __init__(
-        self,
-        framing: Framing | None = None,
-        *,
-        strict: bool = False,
-        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
-        hot_path: bool = True,
-    ) -> None:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        readers, hot = dict(cls.readers), set(cls.hot_reads)
+        for name in dir(cls):
+            for wire, is_hot in getattr(getattr(cls, name, None), _READS, ()):
+                readers[wire] = name
+                (hot.add if is_hot else hot.discard)(wire)
+        cls.readers, cls.hot_reads = readers, frozenset(hot)
+        unread = [t.__name__ for t in get_args(cls.wire_types) if t not in readers]
+        if unread:
+            raise TypeError(f"{cls.__name__} has no reader for {', '.join(unread)}")
+
+    def __init__(self, framing: Framing | None = None, **options: Unpack[DecoderOptions]) -> None:
         self.framing: Framing | None = framing
-        self.strict = strict
-        self.max_event_size = max_event_size
+        self.strict = options.get("strict", False)
+        self.max_event_size = max_event_size = options.get("max_event_size", DEFAULT_MAX_EVENT_SIZE)
         self._parser: SSEParser | NDJSONParser | FramingDetector
         if framing is None:
             self._parser = FramingDetector(self.default_framing, max_event_size, self._detected)
@@ -90,7 +152,7 @@ class Decoder:
         self._begun = False  # an event went out (a bad frame before any waits in _early)
         self._early: list[Event] = []
         self._from_carrier = False
-        self._out: list[Event] = []
+        self._out: EventSink = []
         self._out_deltas: Callable[[list[str], bool, Sequence[bytes] | None], None] = lambda *run: None
         #: the message id a text wire must carry to be primary text; None when every text wire
         #: of the protocol is (a protocol whose every text names its message: the primary one, once known)
@@ -101,47 +163,74 @@ class Decoder:
         self._pieces = TextPieces(self._text)
         #: frames of known kinds may take the codec's hot path (off: every frame the full way,
         #: for tests that compare the two)
-        self._hot = hot_path and self._hot_decoder is not None
+        self._hot = options.get("hot_path", True) and self._hot_decoder is not None
         #: frames the hot path took so far
         self.hot_frames = 0
         #: problems gone on from, oldest first, until taken (:meth:`take_diagnostics`)
         self.diagnostics: list[Diagnostic] = []
+        cls = type(self)  # readers bound from the class, as an encoder's handlers
+        self._readers: dict[type, Callable[[Any, Members], list[Event]]] = {
+            wire: getattr(cls, name).__get__(self, cls) for wire, name in self.readers.items()
+        }
+        self._hot_readers = {wire: reader for wire, reader in self._readers.items() if wire in self.hot_reads}
+        #: the frame being decoded on the full way (readers the hot path never takes may look)
+        self._current = _NO_FRAME
 
     # -- public API ---------------------------------------------------------------------
 
-    def feed(self, data: bytes, into: list[Event] | None = None) -> list[Event]:
-        """Decode a chunk; the events are appended to ``into`` (anything with ``append``, such as
+    @overload
+    def feed(self, data: bytes) -> list[Event]: ...
+    @overload
+    def feed(self, data: bytes, into: _Sink) -> _Sink: ...
+    def feed(self, data: bytes, into: EventSink | None = None) -> EventSink:
+        """Decode a chunk; the events are appended to ``into`` (an :class:`EventSink`: a list, or
         an encoder's sink) or to a new list, which is returned."""
-        out: list[Event] = [] if into is None else into
-        self._out = out
-        self._out_deltas = getattr(out, "deltas", None) or functools.partial(append_deltas, out)
+        out: EventSink = [] if into is None else into
+        self._bind(out)
         # Plain frames go straight to the codec's hot path while no carrier, held run start, bad
         # first frame or terminal needs the full way; that cannot change while the parser hands
         # them over.
         hot = self._hot and not (self._covering or self._held is not None or self._early or self._terminated)
         self._parser.on_plain = self._take_run if hot else None
-        frames = self._parser.feed(data)
-        if self._parser.problems:
-            self._in_order(frames, out)
-        else:
-            for frame in frames:
-                self._frame(frame, out)
+        try:
+            frames = self._parser.feed(data)
+            if self._parser.problems:
+                self._in_order(frames, out)
+            else:
+                for frame in frames:
+                    self._frame(frame, out)
+        finally:  # (a fault in strict mode too: what came before it travels on the error)
+            self._chunk_done()
         self._pieces.compact()
         return out
 
-    def close(self, into: list[Event] | None = None) -> list[Event]:
+    @overload
+    def close(self) -> list[Event]: ...
+    @overload
+    def close(self, into: _Sink) -> _Sink: ...
+    def close(self, into: EventSink | None = None) -> EventSink:
         """End of input: the rest, ending with a terminal (appended to ``into`` as in :meth:`feed`)."""
-        out: list[Event] = [] if into is None else into
+        out: EventSink = [] if into is None else into
+        self._bind(out)
         self._parser.on_plain = None  # what remains takes the full way, into this call's list
-        self._in_order(self._parser.close(), out)
-        self._release(out)
-        self._finish(out)
-        if not self._terminated:
-            if self.strict:
-                self._no_terminal()
-            keep(self.diagnostics, Diagnostic(self.codec, "truncated", "input ended without a terminal event"))
-            self._push(truncation_terminal(), out)
+        try:
+            self._in_order(self._parser.close(), out)
+            self._release(out)
+            self._finish(out)
+            if not self._terminated:
+                if self.strict:
+                    self._no_terminal()
+                keep(self.diagnostics, Diagnostic(self.codec, "truncated", "input ended without a terminal event"))
+                self._push(truncation_terminal(), out)
+        finally:
+            self._chunk_done()
         return out
+
+    def _bind(self, out: EventSink) -> None:
+        """Where this call's events go (the hot path and runs of deltas write there directly)."""
+        self._out = out
+        deltas = getattr(out, "deltas", None)
+        self._out_deltas = deltas if deltas is not None else functools.partial(append_deltas, out)
 
     def _no_terminal(self) -> None:
         """Strict mode at the end of input without a terminal: where the terminal was due."""
@@ -200,13 +289,19 @@ class Decoder:
         with contextlib.suppress(FrameProblem):
             self._decode(frame)
 
-    def _take_wire(self, wire: Any) -> Event | None:
-        """The hot path for one decoded ASCII frame that is not a primary delta: its event, or
-        None to send the frame the full way instead.
+    def _read_wire(self, wire: object, extra: Members) -> list[Event]:
+        """The events of one decoded wire frame, by its type's reader (see :func:`reads`)."""
+        return self._readers[type(wire)](wire, extra)
 
-        It must not take run starts, terminals or carriers (those need the full way), and what
-        it changes before declining must be safe to change again on the full way."""
-        return None
+    def _take_wire(self, wire: object) -> Event | None:
+        """The hot path for one decoded ASCII frame that is not a primary delta: its event when
+        its type's reader is ``hot`` and makes exactly one, else None to send the frame the full
+        way (what a reader changes before that must be safe to change again on the full way)."""
+        reader = self._hot_readers.get(type(wire))
+        if reader is None:
+            return None
+        events = reader(wire, {})
+        return events[0] if len(events) == 1 else None
 
     def _take_run(self, blocks: Sequence[bytes], skip: int, ids: Sequence[bytes] | None = None) -> int:
         """The parser's hot path (see ``SSEParser.on_plain``): decode plain frames in order and
@@ -277,10 +372,14 @@ class Decoder:
     def _before_deltas(self, reasoning: bool) -> None:
         """A run of primary deltas from the hot path is about to be passed on."""
 
-    def _finish(self, out: list[Event]) -> None:
+    def _finish(self, out: EventSink) -> None:
         """End of input: flush anything held back."""
 
-    def _carrier(self, body: bytes, frame: Frame) -> Event:
+    def _chunk_done(self) -> None:
+        """The end of a :meth:`feed` or :meth:`close` call, even one that raised (a codec that
+        gathers events across frames hands them on here)."""
+
+    def _carrier(self, body: bytes) -> Event:
         """Restore an event a streambridge encoder carried in this protocol's escape hatch."""
         try:
             carrier = carrier_decoder.decode(body)
@@ -305,7 +404,7 @@ class Decoder:
             part.message_id = message_id
         return part
 
-    def _push(self, event: Event, out: list[Event]) -> None:
+    def _push(self, event: Event, out: EventSink) -> None:
         if self._terminated:
             self._after_terminal += 1
             message = f"{type(event).__name__} event after the terminal event ignored"
@@ -334,7 +433,7 @@ class Decoder:
         if self._early:  # bad frames that came before the run start follow it
             self._flush_early(out)
 
-    def _follow_artifacts(self, event: Event, out: list[Event]) -> None:
+    def _follow_artifacts(self, event: Event, out: EventSink) -> None:
         """A tool output that is a ``present`` result presents its artifact, unless the stream
         said so itself first (agentfootprint's ``artifacts.presented`` precedes the result)."""
         if type(event) is ArtifactPresented:
@@ -354,14 +453,14 @@ class Decoder:
         :mod:`.artifacts`); ``None`` when the part is something else."""
         return read_part(name, members) if name in PART_NAMES else None
 
-    def _flush_early(self, out: list[Event]) -> None:
+    def _flush_early(self, out: EventSink) -> None:
         early, self._early = self._early, []
         for bad in early:  # (``out`` may be an encoding sink: append only)
             out.append(bad)
 
     # -- internals ----------------------------------------------------------------------
 
-    def _frame(self, frame: Frame, out: list[Event]) -> None:
+    def _frame(self, frame: Frame, out: EventSink) -> None:
         if self._covering:
             self._covering -= 1
             self._decode_covered(frame)
@@ -371,17 +470,9 @@ class Decoder:
         if self._terminated:
             self._trailing(frame)
             return
-        try:
-            if not frame.data.isascii():
-                check_utf8(frame.data)
-            events = self._decode(frame)
-        except FrameProblem as exc:
-            self._release(out)
-            self._bad_frame(frame, str(exc), out, exc.kind)
+        events = self._decoded(frame, out)
+        if events is None:
             return
-        if self._whole:  # a carried terminal whose answer came whole: the delta it was made from
-            self._whole = False
-            events.insert(0, TextDelta(text=events[0].text, synthetic=True))  # type: ignore[attr-defined]
         if frame.own_id and frame.last_id:
             for event in events:
                 if event.event_id is UNSET:  # an NDJSON-carried event brings its own
@@ -389,16 +480,41 @@ class Decoder:
         if self._cover_next:
             self._covering, self._cover_next = self._cover_next, 0
         if self._held is not None:
-            if self._from_carrier and events and type(events[0]) is RunStart:
-                if events[0].event_id is UNSET:  # its id stood on the native frame
-                    events[0].event_id = self._held.event_id
-                self._held = None  # a carried run start amends the native one before it
-            else:
-                self._release(out)
+            self._amend_or_release(events, out)
         if events and type(events[-1]) is RunStart and not self._from_carrier:
             self._held = events.pop()  # held until the next frame: a carrier may amend it
         for event in events:
             self._push(event, out)
+
+    def _decoded(self, frame: Frame, out: EventSink) -> list[Event] | None:
+        """The frame's events; None for a bad frame (forwarded as :class:`Malformed`, or raised)."""
+        self._current = frame
+        try:
+            if not frame.data.isascii():
+                check_utf8(frame.data)
+            events = self._decode(frame)
+        except FrameProblem as exc:
+            self._release(out)
+            self._bad_frame(frame, str(exc), out, exc.kind)
+            return None
+        if self._whole:  # a carried terminal whose answer came whole: the delta it was made from
+            self._whole = False
+            end = events[0]
+            assert type(end) is Terminal and isinstance(end.text, str)  # (what sets _whole says so)
+            events.insert(0, TextDelta(text=end.text, synthetic=True))
+        return events
+
+    def _amend_or_release(self, events: list[Event], out: EventSink) -> None:
+        """A held run start: a carried run start right after amends it, anything else lets it out."""
+        held = self._held
+        assert held is not None
+        first = events[0] if events else None
+        if self._from_carrier and type(first) is RunStart:
+            if first.event_id is UNSET:  # its id stood on the native frame
+                first.event_id = held.event_id
+            self._held = None
+        else:
+            self._release(out)
 
     def _trailing(self, frame: Frame) -> None:
         """A frame after the terminal: never decoded, only counted (strict: an error). An
@@ -413,12 +529,12 @@ class Decoder:
             )
             keep(self.diagnostics, said)
 
-    def _release(self, out: list[Event]) -> None:
+    def _release(self, out: EventSink) -> None:
         if self._held is not None:
             held, self._held = self._held, None
             self._push(held, out)
 
-    def _bad_frame(self, frame: Frame, expected: str, out: list[Event], kind: ProblemKind = "malformed") -> None:
+    def _bad_frame(self, frame: Frame, expected: str, out: EventSink, kind: ProblemKind = "malformed") -> None:
         if self.strict:
             raise StreamError(self.codec, frame.index, frame.offset, expected, frame.data, kind)
         text = frame.data.decode("utf-8", "replace")
@@ -429,7 +545,7 @@ class Decoder:
         else:  # before anything else: it waits for the next event, so a run start comes first
             self._early.append(bad)
 
-    def _in_order(self, frames: list[Frame], out: list[Event]) -> None:
+    def _in_order(self, frames: list[Frame], out: EventSink) -> None:
         """Frames and the framing problems among them (frames the parser could not deliver),
         in stream order: by frame number, however the input was chunked."""
         problems = self._parser.problems
@@ -440,7 +556,7 @@ class Decoder:
         while problems:
             self._framing_problem(problems.pop(0), out)
 
-    def _framing_problem(self, problem: FramingError, out: list[Event]) -> None:
+    def _framing_problem(self, problem: FramingError, out: EventSink) -> None:
         self._release(out)  # no carrier amends a held run start: this frame is none
         frame = Frame(problem.raw, index=problem.index, offset=problem.offset)
         self._bad_frame(frame, str(problem), out, problem.kind)  # type: ignore[arg-type]

@@ -32,9 +32,10 @@ from .framing import (
     ndjson_frame,
     sse_frame,
 )
+from .sinks import append_deltas
 from .synthetic import announcement, derived_id, invented_call
 from .terminals import truncation_terminal, wire_terminal
-from .textpath import TextPieces, append_deltas
+from .textpath import TextPieces
 
 _Method = TypeVar("_Method", bound=Callable[..., None])
 
@@ -93,7 +94,7 @@ class EncodingSink:
         ``id: <digits>`` lines, written back before each delta's frame in SSE output."""
         encoder = self._encoder
         if not encoder._text_ready or (ids is not None and not encoder._sse):
-            append_deltas(self, texts, reasoning, ids)  # type: ignore[arg-type]
+            append_deltas(self, texts, reasoning, ids)
             return
         if encoder._owed:
             encoder._pay(self.parts)

@@ -2,14 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from ..events import (
-    Event,
-    ReasoningDelta,
-    TextDelta,
-)
-
 
 class TextPieces:
     """Keeps a growing list of text deltas small: every few thousand pieces are joined into one
@@ -54,15 +46,3 @@ class TextPieces:
             self._joined = self._counted = 1
             self._joined_chars = self._counted_chars = len(whole)
         return pieces[0]
-
-
-def append_deltas(
-    out: list[Event], texts: list[str], reasoning: bool = False, ids: Sequence[bytes] | None = None
-) -> None:
-    make = ReasoningDelta if reasoning else TextDelta
-    if ids is None:
-        for text in texts:
-            out.append(make(text=text))
-    else:
-        for text, line in zip(texts, ids, strict=True):
-            out.append(make(text=text, event_id=line[4:].decode()))  # an `id: <ASCII digits>` line

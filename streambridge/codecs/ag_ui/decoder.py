@@ -12,10 +12,10 @@ streambridge carrier."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Unpack
 
 import msgspec
-from msgspec import UNSET, Raw
+from msgspec import UNSET, Raw, UnsetType
 
 from ...events import (
     DataPart,
@@ -37,10 +37,11 @@ from ...events import (
     ToolOutput,
 )
 from ..artifacts import PART_NAMES
-from ..decoder import Decoder
+from ..decoder import Decoder, DecoderOptions, Members, reads, with_extra
 from ..envelope import decode_envelope, decode_known, json_encode, raw_str, split_extra
 from ..errors import FrameProblem, check_utf8
-from ..framing import Frame
+from ..framing import Frame, Framing
+from ..sinks import EventSink
 from ..synthetic import read_call
 from .readings import interrupt_id, read_arguments, read_interrupt, read_outcome, read_run_error, read_start, step_name
 from .wire import (
@@ -49,6 +50,7 @@ from .wire import (
     FIELDS,
     PREFIX,
     AgUiEvent,
+    AgUiWire,
     CustomW,
     ReasoningMessageChunkW,
     ReasoningMessageContentW,
@@ -82,6 +84,7 @@ _KEEP_CHUNKS = frozenset(
     {"RAW", "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA", "REASONING_ENCRYPTED_VALUE", "SUBAGENT_STARTED"}
 )
 _CHUNKS: dict[type, str] = {TextMessageChunkW: "text", ReasoningMessageChunkW: "reasoning", ToolCallChunkW: "tool"}
+_CHUNK_TYPES = {"text": "TEXT_MESSAGE_CHUNK", "reasoning": "REASONING_MESSAGE_CHUNK", "tool": "TOOL_CALL_CHUNK"}
 _ROLES = {"text": "assistant", "reasoning": "reasoning"}
 
 
@@ -120,8 +123,10 @@ class AgUiDecoder(Decoder):
     terminal_words = "RUN_FINISHED or RUN_ERROR"
     _invents_input_start = False  # the protocol says TOOL_CALL_START
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    wire_types = AgUiEvent
+
+    def __init__(self, framing: Framing | None = None, **options: Unpack[DecoderOptions]) -> None:
+        super().__init__(framing, **options)
         self._ids: tuple[str, str] | None = None  # (thread, run) of RUN_STARTED
         self._counts = {"text": 0, "reasoning": 0, "result": 0, "step": 0}
         self._invented: dict[str, str | None] = {"text": None, "reasoning": None}
@@ -149,12 +154,12 @@ class AgUiDecoder(Decoder):
         finally:
             self._covered = False
 
-    def _finish(self, out: list[Event]) -> None:
+    def _finish(self, out: EventSink) -> None:
         held, self._held_call = self._held_call, None
         if held is not None and not self.terminated:
             self._push(held, out)
 
-    def _frame(self, frame: Frame, out: list[Event]) -> None:
+    def _frame(self, frame: Frame, out: EventSink) -> None:
         """An invented announcement (``TOOL_CALL_START`` named ``unknown``) waits for the frame
         after it: its own ``TOOL_CALL_END`` makes it one invented call, anything else lets it out
         as an invented input start first (with no id of that frame's)."""
@@ -174,7 +179,7 @@ class AgUiDecoder(Decoder):
     def _decode(self, frame: Frame) -> list[Event]:
         self._held_call = None  # (still held: this frame is its end, so the two are one call)
         try:
-            wire: Any = _event_decoder.decode(frame.data)
+            wire: AgUiWire | None = _event_decoder.decode(frame.data)
             extra: dict[str, Raw] = {}
             kind = ""
         except msgspec.ValidationError:
@@ -185,9 +190,11 @@ class AgUiDecoder(Decoder):
             events = [] if kind in _KEEP_CHUNKS else self._end_chunks()
             events.append(self._activity(frame) if kind == "ACTIVITY_SNAPSHOT" else self._unknown(kind, frame))
             return events
-        return self._event(wire, extra, frame)
+        events = self._end_chunks(keep=_CHUNKS.get(type(wire)))
+        events += self._read_wire(wire, extra)
+        return events
 
-    def _slow(self, frame: Frame) -> tuple[Any, dict[str, Raw], str]:
+    def _slow(self, frame: Frame) -> tuple[AgUiWire | None, dict[str, Raw], str]:
         """Unknown members, types kept whole, invalid values of known types (malformed)."""
         envelope = decode_envelope(frame.data, frame)
         kind = raw_str(envelope.get("type"))
@@ -200,130 +207,172 @@ class AgUiDecoder(Decoder):
         wire, _ = decode_known(cls, known, kind)  # (Raw members hold whatever they hold)
         return wire, extra, kind
 
-    # -- events ------------------------------------------------------------------------------
+    # -- readers, one per event type ---------------------------------------------------------
 
-    def _event(self, w: Any, extra: dict[str, Raw], frame: Frame) -> list[Event]:
-        t = type(w)
-        lane = _CHUNKS.get(t)
-        events = self._end_chunks(keep=lane)
-        if lane is not None:
-            events += self._chunked(lane, w, extra)
-            return events
-        e: Event | None = self._known(t, w, extra, frame, events)
-        if e is not None:
-            if extra:
-                e.extra = {**e.extra, **extra} if e.extra is not UNSET else extra
-            events.append(e)
-        return events
+    def _part(self, kind: str, message_id: str) -> str | UnsetType:
+        """A delta's part id; unset for the message the encoder invented for text that had none."""
+        return UNSET if message_id == self._invented[kind] else message_id
 
-    def _known(self, t: type, w: Any, extra: dict[str, Raw], frame: Frame, events: list[Event]) -> Event | None:
-        if t is TextMessageContentW or t is ReasoningMessageContentW:
-            kind = "text" if t is TextMessageContentW else "reasoning"
-            part = UNSET if w.message_id == self._invented[kind] else w.message_id
-            return (
-                TextDelta(text=w.delta, part_id=part) if kind == "text" else ReasoningDelta(text=w.delta, part_id=part)
-            )
-        if t is TextMessageStartW or t is ReasoningMessageStartW:
-            return self._part_start("text" if t is TextMessageStartW else "reasoning", w, extra)
-        if t is TextMessageEndW or t is ReasoningMessageEndW:
-            kind = "text" if t is TextMessageEndW else "reasoning"
-            if not extra and w.message_id == self._invented[kind]:
-                self._invented[kind] = None
-                return None
-            return TextEnd(part_id=w.message_id) if kind == "text" else ReasoningEnd(part_id=w.message_id)
-        if t is ToolCallArgsW:
-            call = self._open.get(w.tool_call_id)
-            if call is not None:
-                call.args.append(w.delta)
-            return ToolInputDelta(call_id=w.tool_call_id, delta=w.delta)
-        if t is ToolCallStartW:
-            return self._call_start(w.tool_call_id, w.tool_call_name, w.parent_message_id, extra)
-        if t is ToolCallEndW:
-            return self._call_end(w.tool_call_id)
-        if t is ToolCallResultW:
-            return self._result(w, extra)
-        if t is StepStartedW:
-            self._counts["step"] += 1
-            self._steps.append(w.step_name)
-            return StepStart() if w.step_name == step_name(self._counts["step"]) else _named(StepStart(), w.step_name)
-        if t is StepFinishedW:
-            top = self._steps[-1] if self._steps else None
-            if w.step_name in self._steps:
-                self._steps.remove(w.step_name)
-            return StepFinish() if w.step_name == top else _named(StepFinish(), w.step_name)
-        if t is CustomW:
-            return self._custom(w, extra, frame)
-        if t is RunStartedW:
-            self._ids = (w.thread_id, w.run_id)
-            return read_start(w.thread_id, w.run_id)
-        if t is RunFinishedW:
-            return self._finished(w, extra, events)
-        if t is RunErrorW:
-            status, failure = read_run_error(w.message, w.code)
-            return Terminal(status=status, failure=failure)
-        if t is ThinkingTextMessageContentW:
-            return ReasoningDelta(text=w.delta)
-        if t is ThinkingTextMessageStartW or t is ThinkingTextMessageEndW:
-            if extra:  # what the implied structure cannot say: kept whole
-                extra.clear()
-                return self._unknown(w.__struct_config__.tag, frame)
-            return ReasoningEnd(synthetic=True) if t is ThinkingTextMessageEndW else None
-        raise FrameProblem(f"a known event type, not {t.__name__}")  # pragma: no cover - the union is closed
+    @reads(TextMessageContentW)
+    def _on_text_content(self, w: TextMessageContentW, extra: Members) -> list[Event]:
+        return with_extra(TextDelta(text=w.delta, part_id=self._part("text", w.message_id)), extra)
 
-    def _part_start(self, kind: str, w: Any, extra: dict[str, Raw]) -> Event | None:
-        role = w.role if w.role is not UNSET else _ROLES[kind]
+    @reads(ReasoningMessageContentW)
+    def _on_reasoning_content(self, w: ReasoningMessageContentW, extra: Members) -> list[Event]:
+        return with_extra(ReasoningDelta(text=w.delta, part_id=self._part("reasoning", w.message_id)), extra)
+
+    @reads(TextMessageStartW)
+    def _on_text_start(self, w: TextMessageStartW, extra: Members) -> list[Event]:
+        return self._part_start("text", w.message_id, w.role, extra)
+
+    @reads(ReasoningMessageStartW)
+    def _on_reasoning_start(self, w: ReasoningMessageStartW, extra: Members) -> list[Event]:
+        return self._part_start("reasoning", w.message_id, w.role, extra)
+
+    @reads(TextMessageEndW)
+    def _on_text_end(self, w: TextMessageEndW, extra: Members) -> list[Event]:
+        if self._invented_end("text", w.message_id, extra):
+            return []
+        return with_extra(TextEnd(part_id=w.message_id), extra)
+
+    @reads(ReasoningMessageEndW)
+    def _on_reasoning_end(self, w: ReasoningMessageEndW, extra: Members) -> list[Event]:
+        if self._invented_end("reasoning", w.message_id, extra):
+            return []
+        return with_extra(ReasoningEnd(part_id=w.message_id), extra)
+
+    def _invented_end(self, kind: str, message_id: str, extra: Members) -> bool:
+        if extra or message_id != self._invented[kind]:
+            return False
+        self._invented[kind] = None
+        return True
+
+    @reads(ToolCallArgsW)
+    def _on_tool_args(self, w: ToolCallArgsW, extra: Members) -> list[Event]:
+        call = self._open.get(w.tool_call_id)
+        if call is not None:
+            call.args.append(w.delta)
+        return with_extra(ToolInputDelta(call_id=w.tool_call_id, delta=w.delta), extra)
+
+    @reads(ToolCallStartW)
+    def _on_tool_start(self, w: ToolCallStartW, extra: Members) -> list[Event]:
+        return self._call_start(w.tool_call_id, w.tool_call_name, w.parent_message_id, extra)
+
+    @reads(ToolCallEndW)
+    def _on_tool_end(self, w: ToolCallEndW, extra: Members) -> list[Event]:
+        return with_extra(self._call_end(w.tool_call_id), extra)
+
+    @reads(ToolCallResultW)
+    def _on_tool_result(self, w: ToolCallResultW, extra: Members) -> list[Event]:
+        e = ToolOutput(call_id=w.tool_call_id, output=w.content)
+        if w.message_id == f"{PREFIX}result-{self._counts['result'] + 1}":
+            self._counts["result"] += 1
+        else:
+            e.extra = {kept("messageId"): Raw(json_encode(w.message_id))}
+        return with_extra(e, extra)
+
+    @reads(StepStartedW)
+    def _on_step_started(self, w: StepStartedW, extra: Members) -> list[Event]:
+        self._counts["step"] += 1
+        self._steps.append(w.step_name)
+        start = StepStart() if w.step_name == step_name(self._counts["step"]) else _named(StepStart(), w.step_name)
+        return with_extra(start, extra)
+
+    @reads(StepFinishedW)
+    def _on_step_finished(self, w: StepFinishedW, extra: Members) -> list[Event]:
+        top = self._steps[-1] if self._steps else None
+        if w.step_name in self._steps:
+            self._steps.remove(w.step_name)
+        finish = StepFinish() if w.step_name == top else _named(StepFinish(), w.step_name)
+        return with_extra(finish, extra)
+
+    @reads(CustomW)
+    def _on_custom(self, w: CustomW, extra: Members) -> list[Event]:
+        if w.name == CARRIER_NAME and bytes(w.value).startswith(b"{") and not extra:
+            try:
+                event = self._carrier(bytes(w.value))
+            except FrameProblem:
+                pass
+            else:
+                if type(event) is ToolApprovalRequest or type(event) is Elicitation:
+                    self._stops.add(interrupt_id(event))
+                return [event]
+        if w.name.startswith("streambridge.data-artifact") and not extra:
+            artifact = self._artifact_part(w.name[len("streambridge.") :], {"data": w.value})
+            if artifact is not None:
+                return [artifact]
+        if custom_is_data(w.name, w.value):
+            return with_extra(DataPart(name=w.name, origin=self.codec, data=w.value), extra)
+        return [self._unknown("CUSTOM", self._current)]  # (kept whole: its value reads otherwise)
+
+    @reads(RunStartedW)
+    def _on_run_started(self, w: RunStartedW, extra: Members) -> list[Event]:
+        self._ids = (w.thread_id, w.run_id)
+        return with_extra(read_start(w.thread_id, w.run_id), extra)
+
+    @reads(RunFinishedW)
+    def _on_run_finished(self, w: RunFinishedW, extra: Members) -> list[Event]:
+        return self._finished(w, extra)
+
+    @reads(RunErrorW)
+    def _on_run_error(self, w: RunErrorW, extra: Members) -> list[Event]:
+        status, failure = read_run_error(w.message, w.code)
+        return with_extra(Terminal(status=status, failure=failure), extra)
+
+    @reads(ThinkingTextMessageContentW)
+    def _on_thinking_content(self, w: ThinkingTextMessageContentW, extra: Members) -> list[Event]:
+        return with_extra(ReasoningDelta(text=w.delta), extra)
+
+    @reads(ThinkingTextMessageStartW)
+    def _on_thinking_start(self, w: ThinkingTextMessageStartW, extra: Members) -> list[Event]:
+        return [self._unknown("THINKING_TEXT_MESSAGE_START", self._current)] if extra else []
+
+    @reads(ThinkingTextMessageEndW)
+    def _on_thinking_end(self, w: ThinkingTextMessageEndW, extra: Members) -> list[Event]:
+        """The implied structure: a synthetic reasoning end (kept whole when it says more)."""
+        if extra:
+            return [self._unknown("THINKING_TEXT_MESSAGE_END", self._current)]
+        return [ReasoningEnd(synthetic=True)]
+
+    @reads(TextMessageChunkW)
+    def _on_text_chunk(self, w: TextMessageChunkW, extra: Members) -> list[Event]:
+        return self._chunked("text", w.message_id, w.delta, w.role, UNSET, extra)
+
+    @reads(ReasoningMessageChunkW)
+    def _on_reasoning_chunk(self, w: ReasoningMessageChunkW, extra: Members) -> list[Event]:
+        return self._chunked("reasoning", w.message_id, w.delta, UNSET, UNSET, extra)
+
+    @reads(ToolCallChunkW)
+    def _on_tool_chunk(self, w: ToolCallChunkW, extra: Members) -> list[Event]:
+        return self._chunked("tool", w.tool_call_id, w.delta, w.tool_call_name, w.parent_message_id, extra)
+
+    def _part_start(self, kind: str, message_id: str, said: str | UnsetType, extra: Members) -> list[Event]:
+        role = said if said is not UNSET else _ROLES[kind]
         invented = f"{PREFIX}{kind}-{self._counts[kind] + 1}"
-        if not extra and w.role == _ROLES[kind] and w.message_id == invented:  # (an invented start says its role)
+        if not extra and said == _ROLES[kind] and message_id == invented:  # (an invented start says its role)
             self._counts[kind] += 1
-            self._invented[kind] = w.message_id
-            return None
-        e: Event = TextStart(part_id=w.message_id) if kind == "text" else ReasoningStart(part_id=w.message_id)
+            self._invented[kind] = message_id
+            return []
+        e: Event = TextStart(part_id=message_id) if kind == "text" else ReasoningStart(part_id=message_id)
         if role != _ROLES[kind]:
             e.extra = {kept("role"): Raw(json_encode(role))}
-        return e
+        return with_extra(e, extra)
 
-    def _call_start(self, call_id: str, name: str, parent: str | Any | None, extra: dict[str, Raw]) -> Event | None:
+    def _call_start(self, call_id: str, name: str, parent: str | UnsetType | None, extra: Members) -> list[Event]:
         self._open[call_id] = _Call(name)
         e = read_call(ToolInputStart(call_id=call_id, name=name))
         if isinstance(parent, str):
             e.extra = {kept("parentMessageId"): Raw(json_encode(parent))}
         elif e.synthetic and not extra and not self._covered:
             self._held_call = e  # START + END with nothing between: an invented announcement
-            return None
-        return e
+            return []
+        return with_extra(e, extra)
 
     def _call_end(self, call_id: str) -> ToolCall:
         call = self._open.pop(call_id, None)
         if call is None:
             return ToolCall(call_id=call_id)
         return read_arguments(call_id, call.name, "".join(call.args))
-
-    def _result(self, w: ToolCallResultW, extra: dict[str, Raw]) -> ToolOutput:
-        e = ToolOutput(call_id=w.tool_call_id, output=w.content)
-        if w.message_id == f"{PREFIX}result-{self._counts['result'] + 1}":
-            self._counts["result"] += 1
-        else:
-            e.extra = {kept("messageId"): Raw(json_encode(w.message_id))}
-        return e
-
-    def _custom(self, w: CustomW, extra: dict[str, Raw], frame: Frame) -> Event:
-        if w.name == CARRIER_NAME and bytes(w.value).startswith(b"{") and not extra:
-            try:
-                event = self._carrier(bytes(w.value), frame)
-            except FrameProblem:
-                pass
-            else:
-                if type(event) is ToolApprovalRequest or type(event) is Elicitation:
-                    self._stops.add(interrupt_id(event))
-                return event
-        if w.name.startswith("streambridge.data-artifact") and not extra:
-            artifact = self._artifact_part(w.name[len("streambridge.") :], {"data": w.value})
-            if artifact is not None:
-                return artifact
-        if custom_is_data(w.name, w.value):
-            return DataPart(name=w.name, origin=self.codec, data=w.value)
-        extra.clear()
-        return self._unknown("CUSTOM", frame)  # (kept whole: its value reads otherwise)
 
     def _activity(self, frame: Frame) -> Event:
         """An activity that is an artifact's own part (its message id the ref), else kept whole."""
@@ -336,7 +385,10 @@ class AgUiDecoder(Decoder):
                 return artifact
         return self._unknown("ACTIVITY_SNAPSHOT", frame)
 
-    def _finished(self, w: RunFinishedW, extra: dict[str, Raw], events: list[Event]) -> Terminal:
+    def _finished(self, w: RunFinishedW, extra: Members) -> list[Event]:
+        """The terminal, after the approvals and elicitations its interrupt outcome asks (those
+        a carrier has not said already)."""
+        events: list[Event] = []
         end = Terminal(status="succeeded", result=w.result)
         said: dict[str, Raw] = {}
         if self._ids != (w.thread_id, w.run_id):
@@ -349,7 +401,7 @@ class AgUiDecoder(Decoder):
             elif kind == "interrupt" and not self._covered:
                 for raw in interrupts:
                     stop = read_interrupt(raw)
-                    stop_id = interrupt_id(stop)  # type: ignore[arg-type]
+                    stop_id = interrupt_id(stop)
                     if stop_id not in self._stops:
                         self._stops.add(stop_id)
                         events.append(stop)
@@ -357,7 +409,7 @@ class AgUiDecoder(Decoder):
                 said[kept("outcome")] = outcome
         if said:
             end.extra = said
-        return end
+        return [*events, *with_extra(end, extra)]
 
     # -- chunks (AG-UI 1.0 §4.3) ----------------------------------------------------------------
 
@@ -376,56 +428,72 @@ class AgUiDecoder(Decoder):
             return self._call_end(item)
         return TextEnd(part_id=item) if lane == "text" else ReasoningEnd(part_id=item)
 
-    def _chunked(self, lane: str, w: Any, extra: dict[str, Raw]) -> list[Event]:
-        item_id = w.tool_call_id if lane == "tool" else w.message_id
+    def _chunked(
+        self,
+        lane: str,
+        item_id: str | UnsetType,
+        delta: str | UnsetType,
+        opener: str | UnsetType,
+        parent: str | UnsetType | None,
+        extra: Members,
+    ) -> list[Event]:
+        """One chunk of a lane: it opens its item (``opener``: a text's role, a call's name),
+        ends the open one when it names another, and carries a delta."""
         out: list[Event] = []
         open_id = self._chunk[lane]
         if open_id is not None and item_id is not UNSET and item_id != open_id:
             out.append(self._end_chunk(lane, open_id))
             open_id = None
         if open_id is None:
-            out.append(self._open_chunk(lane, w, item_id, extra))
+            opened = self._open_chunk(lane, item_id, opener, parent, extra)
+            out.append(opened)
             open_id = self._chunk[lane]
         else:
-            self._same_opener(lane, w)
-        delta = w.delta
-        if delta is not UNSET:
-            if lane == "tool":
-                self._open[open_id].args.append(delta)  # type: ignore[index]
-                out.append(ToolInputDelta(call_id=open_id, delta=delta))  # type: ignore[arg-type]
-            elif lane == "text":
-                out.append(TextDelta(text=delta, part_id=open_id))  # type: ignore[arg-type]
-            else:
-                out.append(ReasoningDelta(text=delta, part_id=open_id))  # type: ignore[arg-type]
+            self._same_opener(lane, opener)
+        assert open_id is not None  # (an item without an id was refused when it opened)
+        if delta is UNSET:
+            return out
+        if lane == "tool":
+            self._open[open_id].args.append(delta)
+            out.append(ToolInputDelta(call_id=open_id, delta=delta))
+        elif lane == "text":
+            out.append(TextDelta(text=delta, part_id=open_id))
+        else:
+            out.append(ReasoningDelta(text=delta, part_id=open_id))
         return out
 
-    def _open_chunk(self, lane: str, w: Any, item_id: Any, extra: dict[str, Raw]) -> Event:
-        what = "toolCallId and toolCallName" if lane == "tool" else "messageId"
-        if item_id is UNSET or (lane == "tool" and w.tool_call_name is UNSET):
-            raise FrameProblem(f"the first {w.__struct_config__.tag} of an item with its {what}")
+    def _open_chunk(
+        self,
+        lane: str,
+        item_id: str | UnsetType,
+        opener: str | UnsetType,
+        parent: str | UnsetType | None,
+        extra: Members,
+    ) -> Event:
+        if item_id is UNSET or (lane == "tool" and opener is UNSET):
+            what = "toolCallId and toolCallName" if lane == "tool" else "messageId"
+            raise FrameProblem(f"the first {_CHUNK_TYPES[lane]} of an item with its {what}")
         self._chunk[lane] = item_id
         e: Event
         if lane == "tool":
-            self._chunk_role["tool"] = w.tool_call_name
-            self._open[item_id] = _Call(w.tool_call_name)
-            e = ToolInputStart(call_id=item_id, name=w.tool_call_name)
-            if isinstance(w.parent_message_id, str):
-                e.extra = {kept("parentMessageId"): Raw(json_encode(w.parent_message_id))}
+            assert isinstance(opener, str)
+            self._chunk_role["tool"] = opener
+            self._open[item_id] = _Call(opener)
+            e = ToolInputStart(call_id=item_id, name=opener)
+            if isinstance(parent, str):
+                e.extra = {kept("parentMessageId"): Raw(json_encode(parent))}
         elif lane == "text":
-            role = w.role if w.role is not UNSET else "assistant"
+            role = opener if opener is not UNSET else "assistant"
             self._chunk_role["text"] = role
             e = TextStart(part_id=item_id)
             if role != "assistant":
                 e.extra = {kept("role"): Raw(json_encode(role))}
         else:
             e = ReasoningStart(part_id=item_id)
-        if extra:
-            e.extra = {**(e.extra if e.extra is not UNSET else {}), **extra}
-        return e
+        return with_extra(e, extra)[0]
 
-    def _same_opener(self, lane: str, w: Any) -> None:
+    def _same_opener(self, lane: str, said: str | UnsetType) -> None:
         """A later chunk that repeats an opener field must repeat its value (§4.3: fatal else)."""
-        said = w.tool_call_name if lane == "tool" else getattr(w, "role", UNSET)
         if said is not UNSET and lane in self._chunk_role and said != self._chunk_role[lane]:
             field = "toolCallName" if lane == "tool" else "role"
             raise FrameProblem(f"the {field} {self._chunk_role[lane]!r} the item's first chunk said, not {said!r}")

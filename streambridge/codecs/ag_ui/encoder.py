@@ -588,7 +588,7 @@ class AgUiEncoder(Encoder):
         kind, interrupts, exact = read_outcome(Raw(outcome))
         if exact or (kind == "cancelled") != (status == "cancelled"):
             return False
-        return all(interrupt_id(read_interrupt(raw)) in self._said_stops for raw in interrupts)  # type: ignore[arg-type]
+        return all(interrupt_id(read_interrupt(raw)) in self._said_stops for raw in interrupts)
 
 
 def _arguments(call: ToolCall) -> str:

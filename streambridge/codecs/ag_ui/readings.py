@@ -10,7 +10,7 @@ from __future__ import annotations
 import msgspec
 from msgspec import UNSET, Raw, Struct, UnsetType
 
-from ...events import Elicitation, Event, Failure, RunStart, RunStatus, ToolApprovalRequest, ToolCall
+from ...events import Elicitation, Failure, RunStart, RunStatus, ToolApprovalRequest, ToolCall
 from ..envelope import json_object, parse_arguments
 from ..synthetic import is_derived, read_call
 from ..terminals import STATUS_CODES, canonical_failure, status_for_code
@@ -143,7 +143,7 @@ def _kept_id(raw: Raw, default: str) -> str:
     return value if isinstance(value, str) else default
 
 
-def read_interrupt(raw: Raw) -> Event:
+def read_interrupt(raw: Raw) -> ToolApprovalRequest | Elicitation:
     """An interrupt of a ``RUN_FINISHED`` outcome that no earlier event said: an approval
     request for a tool approval (with the interrupt kept whole when it says more than the
     request), else an elicitation whose request is the interrupt itself."""

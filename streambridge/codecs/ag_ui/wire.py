@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from msgspec import UNSET, Raw, Struct, UnsetType
 
-__all__ = ["CARRIER_NAME", "EVENTS", "FIELDS", "KEPT", "KEPT_WHOLE", "PREFIX", "AgUiEvent", "kept"]
+__all__ = ["CARRIER_NAME", "EVENTS", "FIELDS", "KEPT", "KEPT_WHOLE", "PREFIX", "AgUiEvent", "AgUiWire", "kept"]
 
 _W = {"kw_only": True, "omit_defaults": True, "rename": "camel", "forbid_unknown_fields": True, "gc": False}
 
@@ -32,16 +32,16 @@ def kept(member: str) -> str:
 CARRIER_NAME = "streambridge.carrier"
 
 
-class _E(Struct, tag_field="type", **_W):
+class AgUiWire(Struct, tag_field="type", **_W):
     pass
 
 
-class RunStartedW(_E, tag="RUN_STARTED"):
+class RunStartedW(AgUiWire, tag="RUN_STARTED"):
     thread_id: str
     run_id: str
 
 
-class RunFinishedW(_E, tag="RUN_FINISHED"):
+class RunFinishedW(AgUiWire, tag="RUN_FINISHED"):
     thread_id: str
     run_id: str
     result: Raw | UnsetType = UNSET
@@ -49,100 +49,100 @@ class RunFinishedW(_E, tag="RUN_FINISHED"):
     outcome: Raw | UnsetType = UNSET
 
 
-class RunErrorW(_E, tag="RUN_ERROR"):
+class RunErrorW(AgUiWire, tag="RUN_ERROR"):
     message: str
     code: str | UnsetType = UNSET
 
 
-class StepStartedW(_E, tag="STEP_STARTED"):
+class StepStartedW(AgUiWire, tag="STEP_STARTED"):
     step_name: str
 
 
-class StepFinishedW(_E, tag="STEP_FINISHED"):
+class StepFinishedW(AgUiWire, tag="STEP_FINISHED"):
     step_name: str
 
 
-class TextMessageStartW(_E, tag="TEXT_MESSAGE_START"):
+class TextMessageStartW(AgUiWire, tag="TEXT_MESSAGE_START"):
     message_id: str
     role: str | UnsetType = UNSET
 
 
-class TextMessageContentW(_E, tag="TEXT_MESSAGE_CONTENT"):
+class TextMessageContentW(AgUiWire, tag="TEXT_MESSAGE_CONTENT"):
     message_id: str
     delta: str
 
 
-class TextMessageEndW(_E, tag="TEXT_MESSAGE_END"):
+class TextMessageEndW(AgUiWire, tag="TEXT_MESSAGE_END"):
     message_id: str
 
 
-class TextMessageChunkW(_E, tag="TEXT_MESSAGE_CHUNK"):
+class TextMessageChunkW(AgUiWire, tag="TEXT_MESSAGE_CHUNK"):
     message_id: str | UnsetType = UNSET
     role: str | UnsetType = UNSET
     delta: str | UnsetType = UNSET
 
 
-class ToolCallStartW(_E, tag="TOOL_CALL_START"):
+class ToolCallStartW(AgUiWire, tag="TOOL_CALL_START"):
     tool_call_id: str
     tool_call_name: str
     parent_message_id: str | UnsetType | None = UNSET  # null tolerated as absent
 
 
-class ToolCallArgsW(_E, tag="TOOL_CALL_ARGS"):
+class ToolCallArgsW(AgUiWire, tag="TOOL_CALL_ARGS"):
     tool_call_id: str
     delta: str
 
 
-class ToolCallEndW(_E, tag="TOOL_CALL_END"):
+class ToolCallEndW(AgUiWire, tag="TOOL_CALL_END"):
     tool_call_id: str
 
 
-class ToolCallChunkW(_E, tag="TOOL_CALL_CHUNK"):
+class ToolCallChunkW(AgUiWire, tag="TOOL_CALL_CHUNK"):
     tool_call_id: str | UnsetType = UNSET
     tool_call_name: str | UnsetType = UNSET
     parent_message_id: str | UnsetType | None = UNSET  # null tolerated as absent
     delta: str | UnsetType = UNSET
 
 
-class ToolCallResultW(_E, tag="TOOL_CALL_RESULT"):
+class ToolCallResultW(AgUiWire, tag="TOOL_CALL_RESULT"):
     message_id: str
     tool_call_id: str
     #: a string (0.x and 1.x) or a list of content parts (1.x), kept as received
     content: Raw
 
 
-class ReasoningMessageStartW(_E, tag="REASONING_MESSAGE_START"):
+class ReasoningMessageStartW(AgUiWire, tag="REASONING_MESSAGE_START"):
     message_id: str
     role: str
 
 
-class ReasoningMessageContentW(_E, tag="REASONING_MESSAGE_CONTENT"):
+class ReasoningMessageContentW(AgUiWire, tag="REASONING_MESSAGE_CONTENT"):
     message_id: str
     delta: str
 
 
-class ReasoningMessageEndW(_E, tag="REASONING_MESSAGE_END"):
+class ReasoningMessageEndW(AgUiWire, tag="REASONING_MESSAGE_END"):
     message_id: str
 
 
-class ReasoningMessageChunkW(_E, tag="REASONING_MESSAGE_CHUNK"):
+class ReasoningMessageChunkW(AgUiWire, tag="REASONING_MESSAGE_CHUNK"):
     message_id: str | UnsetType = UNSET
     delta: str | UnsetType = UNSET
 
 
-class ThinkingTextMessageStartW(_E, tag="THINKING_TEXT_MESSAGE_START"):
+class ThinkingTextMessageStartW(AgUiWire, tag="THINKING_TEXT_MESSAGE_START"):
     pass
 
 
-class ThinkingTextMessageContentW(_E, tag="THINKING_TEXT_MESSAGE_CONTENT"):
+class ThinkingTextMessageContentW(AgUiWire, tag="THINKING_TEXT_MESSAGE_CONTENT"):
     delta: str
 
 
-class ThinkingTextMessageEndW(_E, tag="THINKING_TEXT_MESSAGE_END"):
+class ThinkingTextMessageEndW(AgUiWire, tag="THINKING_TEXT_MESSAGE_END"):
     pass
 
 
-class CustomW(_E, tag="CUSTOM"):
+class CustomW(AgUiWire, tag="CUSTOM"):
     name: str
     value: Raw
 
@@ -171,7 +171,7 @@ AgUiEvent = (
     | ThinkingTextMessageEndW
     | CustomW
 )
-EVENTS: dict[str, type[_E]] = {c.__struct_config__.tag: c for c in AgUiEvent.__args__}
+EVENTS: dict[str, type[AgUiWire]] = {c.__struct_config__.tag: c for c in AgUiEvent.__args__}
 FIELDS: dict[str, frozenset[str]] = {
     kind: frozenset(("type", *cls.__struct_encode_fields__)) for kind, cls in EVENTS.items()
 }

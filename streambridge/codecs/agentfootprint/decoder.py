@@ -8,14 +8,16 @@ never reach the decoder (the SSE parser drops comments)."""
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import msgspec
 from msgspec import UNSET, Raw
 
 from ...events import Elicitation, Event, RunStart, TextDelta, ToolCall
-from ..decoder import Decoder
+from ..decoder import Decoder, DecoderOptions, Members
 from ..envelope import decode_envelope, decode_lenient, json_encode, raw_str
 from ..errors import FrameProblem
-from ..framing import Frame
+from ..framing import Frame, Framing
 from ..synthetic import announcement, is_derived
 from .mapping import DECODERS, PAYLOADS, Tally, from_payload, to_payload
 from .wire import CARRIER_TYPE, PREFIX, Envelope, EventMeta, TokenEnvelope
@@ -39,8 +41,8 @@ class AgentFootprintDecoder(Decoder):
     start_words = "event: agentfootprint.agent.turn_start"
     terminal_words = "event: agentfootprint.agent.turn_end or agentfootprint.error.fatal"
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, framing: Framing | None = None, **options: Unpack[DecoderOptions]) -> None:
+        super().__init__(framing, **options)
         self._tally = Tally()
 
     def _decode(self, frame: Frame) -> list[Event]:
@@ -48,31 +50,47 @@ class AgentFootprintDecoder(Decoder):
             token = self._plain_token(frame.data)
             if token is not None:
                 return [token]
-        try:
-            env = _envelope_decoder.decode(frame.data)
-            extra: dict[str, Raw] = {}
-        except msgspec.ValidationError:
-            env, extra = self._loose(frame)
-        except msgspec.DecodeError as exc:
-            raise FrameProblem(f"one JSON envelope {{type, payload, meta}} ({exc})") from None
+        env, extra = self._envelope(frame)
         if env.type == CARRIER_TYPE:
-            carried = self._carrier(bytes(env.payload), frame)
+            carried = self._carrier(bytes(env.payload))
             self._tally.observe(carried)  # what the encoder counted; its covered frames count nothing
             return [carried]
         name = frame.event or env.type
-        payload_decoder = DECODERS.get(env.type)
-        if payload_decoder is None or name != env.type:
+        wire = self._payload(env) if name == env.type else None
+        if wire is None:  # a type this codec does not map, or a payload of another shape
             return [self._unknown(name, frame)]
+        event = self._mapped(env, wire, extra)
+        if type(event) is Elicitation:  # a pause asks about no tool call: the model's needs one
+            return [announcement(ToolCall, event.call_id), event]
+        return [event]
+
+    def _envelope(self, frame: Frame) -> tuple[Envelope, Members]:
         try:
-            wire = payload_decoder.decode(env.payload)
+            return _envelope_decoder.decode(frame.data), {}
+        except msgspec.ValidationError:
+            return self._loose(frame)
+        except msgspec.DecodeError as exc:
+            raise FrameProblem(f"one JSON envelope {{type, payload, meta}} ({exc})") from None
+
+    @staticmethod
+    def _payload(env: Envelope) -> msgspec.Struct | None:
+        """The payload of a mapped type, read for what this codec knows (None: kept whole)."""
+        payload_decoder = DECODERS.get(env.type)
+        if payload_decoder is None:
+            return None
+        try:
+            return payload_decoder.decode(env.payload)
         except msgspec.ValidationError:
             try:  # members this codec does not know: read for what it knows, the payload kept verbatim
-                wire = decode_lenient(PAYLOADS[env.type[len(PREFIX) :]], env.payload)
+                return decode_lenient(PAYLOADS[env.type[len(PREFIX) :]], env.payload)
             except msgspec.ValidationError:
-                return [self._unknown(name, frame)]  # a payload of another shape: kept whole
+                return None
         except msgspec.DecodeError:
-            return [self._unknown(name, frame)]
-        event = from_payload(env.type, wire, self._tally)
+            return None
+
+    def _mapped(self, env: Envelope, wire: msgspec.Struct, extra: Members) -> Event:
+        """The payload's event; what the mapping would not write back the same stays with it."""
+        event = from_payload(wire, self._tally)
         if type(event) is RunStart:
             self._run_start(event, env.meta)
         said = to_payload(event, self._tally)
@@ -83,9 +101,7 @@ class AgentFootprintDecoder(Decoder):
             extra = {"meta": env.meta, **extra}
         if extra:
             event.extra = extra
-        if type(event) is Elicitation:  # a pause asks about no tool call: the model's needs one
-            return [announcement(ToolCall, event.call_id), event]
-        return [event]
+        return event
 
     def _plain_token(self, data: bytes) -> TextDelta | None:
         """A token envelope exactly as the encoder writes a plain one (the tally's counters, the

@@ -140,7 +140,7 @@ class AgentFootprintEncoder(Encoder):
         if e.verbatim is not UNSET:
             return _probe(e, self._tally) if e.verbatim.origin == self.codec else None
         payload = msgspec.json.decode(frame[1], type=dict[str, Raw])["payload"]
-        return from_payload(kind, DECODERS[kind].decode(payload), self._tally)
+        return from_payload(DECODERS[kind].decode(payload), self._tally)
 
     @handles(DataPart, writes=("name", "origin", "data", "id", "transient"))
     def _data(self, e: DataPart, parts: list[bytes]) -> None:

@@ -6,6 +6,7 @@ the decoder would read it back the same. One pair of functions, so the two canno
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -48,6 +49,7 @@ from .wire import (
     PresentedP,
     RefusedP,
     SnapshotP,
+    ThinkingP,
     TokenP,
     ToolEndP,
     ToolProgressP,
@@ -65,7 +67,7 @@ PAYLOADS: dict[str, type[msgspec.Struct]] = {
     "agent.turn_start": TurnStartP,
     "stream.llm_start": LlmStartP,
     "stream.token": TokenP,
-    "stream.thinking_delta": TokenP,
+    "stream.thinking_delta": ThinkingP,
     "stream.llm_end": LlmEndP,
     "stream.tool_start": ToolStartP,
     "stream.tool_progress": ToolProgressP,
@@ -164,7 +166,7 @@ def _llm_start(e: StepStart, tally: Tally) -> tuple[str, msgspec.Struct]:
 def _token(e: TextDelta | ReasoningDelta, tally: Tally) -> tuple[str, msgspec.Struct]:
     if type(e) is TextDelta:
         return "stream.token", TokenP(iteration=tally.iteration, token_index=tally.tokens, content=e.text)
-    return "stream.thinking_delta", TokenP(iteration=tally.iteration, token_index=tally.thinking, content=e.text)
+    return "stream.thinking_delta", ThinkingP(iteration=tally.iteration, token_index=tally.thinking, content=e.text)
 
 
 def _llm_end(e: StepFinish, tally: Tally) -> tuple[str, msgspec.Struct]:
@@ -277,28 +279,37 @@ _BUILDERS: dict[type, Any] = {
 # -- payload → event ----------------------------------------------------------------------
 
 
-def from_payload(kind: str, w: Any, tally: Tally) -> Event:
-    """The event a payload of type ``kind`` (full name) says. ``RunStart`` ids come from the
-    envelope's meta, which the decoder reads itself."""
-    name = kind[len(PREFIX) :]
-    if name == "stream.token":
-        return TextDelta(text=w.content)
-    if name == "stream.thinking_delta":
-        return ReasoningDelta(text=w.content)
-    if name == "agent.turn_start":
-        return RunStart()
-    if name == "stream.llm_start":
-        return StepStart()
-    if name == "stream.llm_end":
-        return StepFinish(usage=_usage_in(w.usage))
-    if name == "stream.tool_start":
-        return read_call(ToolCall(call_id=w.tool_call_id, name=w.tool_name, input=w.args))
-    if name == "stream.tool_end":
-        return _tool_outcome(w)
-    if name in _READERS:
-        return _READERS[name](w, tally)
-    if name == "agent.turn_end":
-        return _turn_end(w, tally)
+def from_payload(w: msgspec.Struct, tally: Tally) -> Event:
+    """The event a payload says, by its shape's reader (:data:`_READERS`, one per payload type).
+    ``RunStart`` ids come from the envelope's meta, which the decoder reads itself."""
+    return _READERS[type(w)](w, tally)
+
+
+def _read_token(w: TokenP, tally: Tally) -> Event:
+    return TextDelta(text=w.content)
+
+
+def _read_thinking(w: ThinkingP, tally: Tally) -> Event:
+    return ReasoningDelta(text=w.content)
+
+
+def _read_turn_start(w: TurnStartP, tally: Tally) -> Event:
+    return RunStart()
+
+
+def _read_llm_start(w: LlmStartP, tally: Tally) -> Event:
+    return StepStart()
+
+
+def _read_llm_end(w: LlmEndP, tally: Tally) -> Event:
+    return StepFinish(usage=_usage_in(w.usage))
+
+
+def _read_tool_start(w: ToolStartP, tally: Tally) -> Event:
+    return read_call(ToolCall(call_id=w.tool_call_id, name=w.tool_name, input=w.args))
+
+
+def _read_fatal(w: FatalP, tally: Tally) -> Event:
     code = TRUNCATED_CODE if w.error == TRUNCATED_MESSAGE else "run_failed"  # streambridge's own end
     failure = Failure(status="error", message=w.error, code=code)
     return Terminal(status="error", failure=canonical_failure("error", failure))
@@ -318,7 +329,7 @@ def _usage_in(u: AfUsage) -> Usage | UnsetType:
 _NO_USAGE = Usage(input_tokens=0, output_tokens=0)
 
 
-def _tool_outcome(w: ToolEndP) -> Event:
+def _read_tool_end(w: ToolEndP, tally: Tally) -> Event:
     if w.error is not True:
         return ToolOutput(call_id=w.tool_call_id, output=w.result)
     text = raw_str(w.result)
@@ -327,7 +338,7 @@ def _tool_outcome(w: ToolEndP) -> Event:
     return ToolError(call_id=w.tool_call_id, error=text)
 
 
-def _turn_end(w: TurnEndP, tally: Tally) -> Terminal:
+def _read_turn_end(w: TurnEndP, tally: Tally) -> Event:
     end = Terminal(status="succeeded")
     if w.final_content != tally.joined():
         end.text = w.final_content
@@ -370,10 +381,20 @@ def _read_refused(w: RefusedP, tally: Tally) -> Event:
     return ArtifactRefused(op=w.op, reason=w.reason, ref=w.ref, detail=w.detail, tool=w.tool)
 
 
-_READERS: dict[str, Any] = {
-    "stream.tool_progress": _read_progress,
-    "agent.budget_exhausted": _read_budget,
-    "pause.request": _read_pause,
-    "artifacts.presented": _read_presented,
-    "artifacts.refused": _read_refused,
+_Reader = Callable[[Any, Tally], Event]  # (each reader's own signature names its payload type)
+_READERS: dict[type[msgspec.Struct], _Reader] = {
+    TurnStartP: _read_turn_start,
+    LlmStartP: _read_llm_start,
+    TokenP: _read_token,
+    ThinkingP: _read_thinking,
+    LlmEndP: _read_llm_end,
+    ToolStartP: _read_tool_start,
+    ToolProgressP: _read_progress,
+    ToolEndP: _read_tool_end,
+    BudgetP: _read_budget,
+    PauseP: _read_pause,
+    PresentedP: _read_presented,
+    RefusedP: _read_refused,
+    TurnEndP: _read_turn_end,
+    FatalP: _read_fatal,
 }

@@ -79,11 +79,15 @@ class LlmStartP(Struct, **_W):
 
 
 class TokenP(Struct, **_W):
-    """``stream.token`` and ``stream.thinking_delta``: ``content`` is a delta."""
+    """``stream.token``: ``content`` is a delta of the answer."""
 
     iteration: int
     token_index: int
     content: str
+
+
+class ThinkingP(TokenP):
+    """``stream.thinking_delta``: the same shape, a delta of the reasoning."""
 
 
 class AfUsage(Struct, **_W):

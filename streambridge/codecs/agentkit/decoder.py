@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Unpack
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
@@ -27,10 +27,10 @@ from ...events import (
     ToolOutput,
     Usage,
 )
-from ..decoder import Decoder
+from ..decoder import Decoder, DecoderOptions, Members, reads, with_extra
 from ..envelope import decode_envelope, decode_known, raw_str, split_extra
 from ..errors import FrameProblem
-from ..framing import Frame
+from ..framing import Frame, Framing
 from ..synthetic import invented_start, is_derived, read_call
 from ..terminals import canonical_failure
 from .wire import (
@@ -94,8 +94,10 @@ class AgentkitDecoder(Decoder):
     start_words = "turn_start"
     terminal_words = "turn_end"
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    wire_types = AgentFrame
+
+    def __init__(self, framing: Framing | None = None, **options: Unpack[DecoderOptions]) -> None:
+        super().__init__(framing, **options)
         self._turn: str | None = None
         self._primary: str | None = None
         self._text_owner = _NO_PRIMARY
@@ -111,11 +113,9 @@ class AgentkitDecoder(Decoder):
     _hot_text = TextDeltaW
     _hot_reasoning = ThinkingDeltaW
 
-    def _take_wire(self, wire: _T) -> Event | None:
-        if type(wire) is TurnStartW or type(wire) is TurnEndW:
-            return None
-        event = self._event(wire, UNSET)[0]
-        if type(event) is TextDelta and event.message_id is UNSET:
+    def _take_wire(self, wire: object) -> Event | None:
+        event = super()._take_wire(wire)
+        if type(event) is TextDelta and event.message_id is UNSET:  # primary text, before the primary is known
             self._text.append(event.text)
         return event
 
@@ -126,7 +126,7 @@ class AgentkitDecoder(Decoder):
             return self._slow(frame)
         except msgspec.DecodeError as exc:
             raise FrameProblem(f"one JSON AgentEvent object ({exc})") from None
-        return self._event(wire, UNSET)
+        return self._read_wire(wire, {})
 
     def _slow(self, frame: Frame) -> list[Event]:
         envelope = decode_envelope(frame.data, frame)
@@ -134,53 +134,63 @@ class AgentkitDecoder(Decoder):
         if kind in _TYPES:
             known, extra = split_extra(envelope, _FIELDS[kind])
             wire, verbatim = decode_known(_TYPES[kind], known, kind)
-            return self._with_verbatim(self._event(wire, extra or UNSET), verbatim)
+            return self._with_verbatim(self._read_wire(wire, extra), verbatim)
         if kind is not None and kind.startswith("data-") and "event" in envelope:
-            return [self._carrier(frame.data, frame)]
+            return [self._carrier(frame.data)]
         mid = raw_str(envelope.get("messageId"))
+        if mid is None:
+            return [self._unknown(kind or "", frame)]
         members = {k: v for k, v in envelope.items() if k != "type" and k != "messageId"}
-        artifact = self._artifact_part(kind or "", members) if mid is not None else None
-        if artifact is not None:
-            artifact.message_id = self._mid(mid)  # type: ignore[arg-type]
-            return [artifact]
-        part = self._unknown(kind or "", frame)
-        if mid is not None:
-            part.message_id = self._mid(mid)
+        part = self._artifact_part(kind or "", members) or self._unknown(kind or "", frame)
+        part.message_id = self._mid(mid)
         return [part]
 
-    # ``w`` is Any: each branch below knows its type from ``type(w)`` (mypy cannot narrow by it)
-    def _event(self, w: Any, extra: dict[str, Raw] | UnsetType) -> list[Event]:
-        t = type(w)
-        e: Event
-        if t is TextDeltaW:
-            e = TextDelta(text=w.text, message_id=self._mid(w.message_id))
-        elif t is ThinkingDeltaW:
-            e = ReasoningDelta(text=w.text, message_id=self._mid(w.message_id))
-        elif t is TurnStartW:
-            e = self._turn_start(w)
-        elif t is ToolCallW:
-            e = self._tool_call(w)
-        elif t is ToolResultW:
-            e = self._tool_result(w)
-        elif t is SourcesW:
-            e = Sources(
-                message_id=self._mid(w.message_id),
-                sources=[Source(**msgspec.structs.asdict(s)) for s in w.sources],
-            )
-        elif t is CitationW:
-            c = w.citation
-            e = Citation(
-                message_id=self._mid(w.message_id), marker=c.marker, source_id=c.source_id, start=c.start, end=c.end
-            )
-        elif t is SuggestionsW:
-            e = Suggestions(message_id=self._mid(w.message_id), prompts=w.prompts)
-        elif t is StatusW:
-            e = Status(message_id=self._mid(w.message_id), label=w.label)
-        else:
-            return self._turn_end(w, extra)
-        if extra is not UNSET:
-            e.extra = extra
-        return [e]
+    # -- readers, one per event type -----------------------------------------------------------
+
+    @reads(TextDeltaW, hot=True)
+    def _on_text_delta(self, w: TextDeltaW, extra: Members) -> list[Event]:
+        return with_extra(TextDelta(text=w.text, message_id=self._mid(w.message_id)), extra)
+
+    @reads(ThinkingDeltaW, hot=True)
+    def _on_thinking_delta(self, w: ThinkingDeltaW, extra: Members) -> list[Event]:
+        return with_extra(ReasoningDelta(text=w.text, message_id=self._mid(w.message_id)), extra)
+
+    @reads(TurnStartW)
+    def _on_turn_start(self, w: TurnStartW, extra: Members) -> list[Event]:
+        return with_extra(self._turn_start(w), extra)
+
+    @reads(ToolCallW, hot=True)
+    def _on_tool_call(self, w: ToolCallW, extra: Members) -> list[Event]:
+        return with_extra(self._tool_call(w), extra)
+
+    @reads(ToolResultW, hot=True)
+    def _on_tool_result(self, w: ToolResultW, extra: Members) -> list[Event]:
+        return with_extra(self._tool_result(w), extra)
+
+    @reads(SourcesW, hot=True)
+    def _on_sources(self, w: SourcesW, extra: Members) -> list[Event]:
+        sources = [Source(**msgspec.structs.asdict(s)) for s in w.sources]
+        return with_extra(Sources(message_id=self._mid(w.message_id), sources=sources), extra)
+
+    @reads(CitationW, hot=True)
+    def _on_citation(self, w: CitationW, extra: Members) -> list[Event]:
+        c = w.citation
+        citation = Citation(
+            message_id=self._mid(w.message_id), marker=c.marker, source_id=c.source_id, start=c.start, end=c.end
+        )
+        return with_extra(citation, extra)
+
+    @reads(SuggestionsW, hot=True)
+    def _on_suggestions(self, w: SuggestionsW, extra: Members) -> list[Event]:
+        return with_extra(Suggestions(message_id=self._mid(w.message_id), prompts=w.prompts), extra)
+
+    @reads(StatusW, hot=True)
+    def _on_status(self, w: StatusW, extra: Members) -> list[Event]:
+        return with_extra(Status(message_id=self._mid(w.message_id), label=w.label), extra)
+
+    @reads(TurnEndW)
+    def _on_turn_end(self, w: TurnEndW, extra: Members) -> list[Event]:
+        return self._turn_end(w, extra)
 
     def _turn_start(self, w: TurnStartW) -> RunStart:
         self._turn = w.turn_id
@@ -237,7 +247,7 @@ class AgentkitDecoder(Decoder):
             return ToolDenied(message_id=mid, call_id=w.call_id, reason=w.result_text, failure=failure)
         return DataPart(name="tool_result", origin="agentkit", data=Raw(encode(w)), message_id=mid)
 
-    def _turn_end(self, w: TurnEndW, extra: dict[str, Raw] | UnsetType) -> list[Event]:
+    def _turn_end(self, w: TurnEndW, extra: Members) -> list[Event]:
         r = w.result
         mid = self._mid(w.message_id)
         events: list[Event] = []
@@ -256,7 +266,5 @@ class AgentkitDecoder(Decoder):
             correlation_id=r.correlation_id,
             turn_id=UNSET if w.turn_id == self._turn else w.turn_id,
         )
-        if extra is not UNSET:
-            end.extra = extra
-        events.append(end)
+        events += with_extra(end, extra)
         return events

@@ -11,7 +11,7 @@ events), bare step brackets where it puts them are synthetic (nest's judge, :mod
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal, Unpack
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
@@ -42,11 +42,12 @@ from ...events import (
     ToolInputStart,
     ToolOutput,
 )
-from ..decoder import Decoder
+from ..decoder import Decoder, DecoderOptions, Members, reads, with_extra
 from ..envelope import decode_envelope, decode_known, json_encode, raw_str, split_extra
 from ..errors import FrameProblem
-from ..framing import Frame
+from ..framing import Frame, Framing
 from ..nest.steps import StepJudge
+from ..sinks import EventSink
 from ..synthetic import read_call
 from ..terminals import DEFAULT_MESSAGES, TRUNCATED_CODE, TRUNCATED_MESSAGE, canonical_failure
 from .encoder import approval_id, data_part, whole_frame
@@ -56,6 +57,7 @@ from .wire import (
     PREFIX,
     AbortW,
     AiSdkChunk,
+    Chunk,
     DataPartW,
     ErrorW,
     FinishStepW,
@@ -96,8 +98,10 @@ class AiSdkDecoder(Decoder):
     terminal_words = "finish, abort or error"
     _invents_input_start = False  # the protocol says tool-input-start
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    wire_types = AiSdkChunk
+
+    def __init__(self, framing: Framing | None = None, **options: Unpack[DecoderOptions]) -> None:
+        super().__init__(framing, **options)
         self._steps: StepJudge[Event] = StepJudge()
         self._counts = {"text": 0, "reasoning": 0}
         self._invented: dict[str, str | None] = {"text": None, "reasoning": None}
@@ -109,7 +113,7 @@ class AiSdkDecoder(Decoder):
 
     # -- implied step brackets (as nest's decoder) -------------------------------------------
 
-    def _push(self, event: Event, out: list[Event]) -> None:
+    def _push(self, event: Event, out: EventSink) -> None:
         t = type(event)
         steps = self._steps
         if (t is StepStart or t is StepFinish) and not self._from_carrier and _bare(event) and steps.holds(t):
@@ -120,12 +124,12 @@ class AiSdkDecoder(Decoder):
         steps.follow(t)
         super()._push(event, out)
 
-    def _settle(self, following: type | None, out: list[Event]) -> None:
+    def _settle(self, following: type | None, out: EventSink) -> None:
         for _, bracket, implied in self._steps.settle(following):
             bracket.synthetic = implied
             super()._push(bracket, out)
 
-    def _finish(self, out: list[Event]) -> None:
+    def _finish(self, out: EventSink) -> None:
         pending, self._error = self._error, None
         held, self._after_error = self._after_error, []
         for event in held:
@@ -151,7 +155,7 @@ class AiSdkDecoder(Decoder):
         if data.strip() == _DONE:
             return held if pending is None else [*held, self._error_terminal(pending, {})]
         try:
-            wire = _chunk_decoder.decode(data)
+            wire: Chunk | None = _chunk_decoder.decode(data)
             extra: dict[str, Raw] = {}
         except msgspec.ValidationError:
             wire, extra, events = self._slow(frame)
@@ -161,7 +165,7 @@ class AiSdkDecoder(Decoder):
             events = []
         if pending is not None and type(wire) is FinishStepW and not extra:
             self._error = pending  # an error, then its step closed, then its finish: still the end
-            self._after_error = [*held, *self._chunk(wire, extra, frame)]
+            self._after_error = [*held, *self._read_wire(wire, extra)]
             return []
         if pending is not None and type(wire) is FinishW:
             reason = extra.get("finishReason")
@@ -169,7 +173,7 @@ class AiSdkDecoder(Decoder):
                 del extra["finishReason"]  # what this codec writes after an error
             return [*held, self._error_terminal(pending, extra)]
         if wire is not None:
-            events = self._chunk(wire, extra, frame)
+            events = self._read_wire(wire, extra)
         if pending is not None:  # an error followed by something else than finish: a passing one
             passing = self._unknown("error", pending[2])
             if pending[2].own_id and pending[2].last_id:
@@ -177,7 +181,7 @@ class AiSdkDecoder(Decoder):
             return [passing, *held, *events]
         return events
 
-    def _slow(self, frame: Frame) -> tuple[Any, dict[str, Raw], list[Event]]:
+    def _slow(self, frame: Frame) -> tuple[Chunk | None, dict[str, Raw], list[Event]]:
         """Unknown members, ``data-*`` parts, chunk types kept whole, invalid values."""
         envelope = decode_envelope(frame.data, frame)
         kind = raw_str(envelope.get("type"))
@@ -197,7 +201,7 @@ class AiSdkDecoder(Decoder):
         if data is not None and set(members) <= {"type", "id", "data", "transient"}:
             if bytes(data).startswith(b"{") and b'"event"' in bytes(data):
                 try:
-                    return self._carrier(bytes(data), frame)
+                    return self._carrier(bytes(data))
                 except FrameProblem:
                     pass
             artifact = self._artifact_part(kind, {k: v for k, v in members.items() if k != "type"})
@@ -230,77 +234,133 @@ class AiSdkDecoder(Decoder):
             end.extra = merged
         return end
 
-    # ``w`` is Any: each branch below knows its type from ``type(w)``
-    def _chunk(self, w: Any, extra: dict[str, Raw], frame: Frame) -> list[Event]:
-        t = type(w)
-        e: Event
-        if t is TextDeltaW or t is ReasoningDeltaW:
-            kind = "text" if t is TextDeltaW else "reasoning"
-            part = UNSET if w.id == self._invented[kind] else w.id
-            e = TextDelta(text=w.delta, part_id=part) if t is TextDeltaW else ReasoningDelta(text=w.delta, part_id=part)
-        elif t is TextStartW or t is ReasoningStartW:
-            kind = "text" if t is TextStartW else "reasoning"
-            if not extra and w.id == f"{PREFIX}{kind}-{self._counts[kind] + 1}":
-                self._counts[kind] += 1
-                self._invented[kind] = w.id
-                return []
-            e = TextStart(part_id=w.id) if t is TextStartW else ReasoningStart(part_id=w.id)
-        elif t is TextEndW or t is ReasoningEndW:
-            kind = "text" if t is TextEndW else "reasoning"
-            if not extra and w.id == self._invented[kind]:
-                self._invented[kind] = None
-                return []
-            e = TextEnd(part_id=w.id) if t is TextEndW else ReasoningEnd(part_id=w.id)
-        elif t is ToolInputDeltaW:
-            e = ToolInputDelta(call_id=w.tool_call_id, delta=w.input_text_delta)
-        elif t is StartStepW:
-            e = StepStart()
-        elif t is FinishStepW:
-            e = StepFinish()
-        elif t is ToolInputStartW:
-            e = read_call(ToolInputStart(call_id=w.tool_call_id, name=w.tool_name))
-        elif t is ToolInputAvailableW:
-            e = read_call(ToolCall(call_id=w.tool_call_id, name=w.tool_name, input=w.input))
-        elif t is ToolInputErrorW:
-            failure = Failure(status="error", message=w.error_text)
-            e = ToolCall(call_id=w.tool_call_id, name=w.tool_name, input=w.input, status="failed", failure=failure)
-        elif t is ToolOutputAvailableW:
-            e = ToolOutput(call_id=w.tool_call_id, output=w.output)
-        elif t is ToolOutputErrorW:
-            e = ToolError(call_id=w.tool_call_id, error=w.error_text)
-        elif t is ToolOutputDeniedW:
-            e = ToolDenied(call_id=w.tool_call_id)
-        elif t is ToolApprovalRequestW:
-            self._approvals[w.approval_id] = w.tool_call_id
-            e = ToolApprovalRequest(call_id=w.tool_call_id)
-            if w.approval_id != approval_id(w.tool_call_id):
-                extra = {"approvalId": Raw(json_encode(w.approval_id)), **extra}
-        elif t is ToolApprovalResponseW:
-            call = self._approvals.get(w.approval_id)
-            if call is None:  # an approval this stream never asked: kept whole
-                return [self._unknown("tool-approval-response", frame)]
-            e = ToolApprovalSettled(call_id=call, status="approved" if w.approved else "denied", reason=w.reason)
-        elif t is SourceUrlW:
-            title = w.title if w.title is not UNSET else ""
-            e = Sources(sources=[Source(id=w.source_id, title=title, kind="url", url=w.url)])
-        elif t is MessageMetadataW:
-            e = MessageMetadata(metadata=w.message_metadata)
-        elif t is StartW:
-            e = RunStart(message_id=w.message_id)
-            if w.message_id is UNSET and not extra:
-                e.synthetic = True  # a bare start: what an encoder writes for a source without one
-        elif t is ErrorW:
-            self._error = (w.error_text, extra, frame)
+    # -- readers, one per chunk type ------------------------------------------------------------
+
+    def _part(self, kind: str, part_id: str) -> str | UnsetType:
+        """A delta's part id; unset for the part the encoder invented for text that had none."""
+        return UNSET if part_id == self._invented[kind] else part_id
+
+    @reads(TextDeltaW)
+    def _on_text_delta(self, w: TextDeltaW, extra: Members) -> list[Event]:
+        return with_extra(TextDelta(text=w.delta, part_id=self._part("text", w.id)), extra)
+
+    @reads(ReasoningDeltaW)
+    def _on_reasoning_delta(self, w: ReasoningDeltaW, extra: Members) -> list[Event]:
+        return with_extra(ReasoningDelta(text=w.delta, part_id=self._part("reasoning", w.id)), extra)
+
+    def _invented_start(self, kind: str, part_id: str, extra: Members) -> bool:
+        """A part start with the id this codec's encoder numbers (no event: the primary text)."""
+        if extra or part_id != f"{PREFIX}{kind}-{self._counts[kind] + 1}":
+            return False
+        self._counts[kind] += 1
+        self._invented[kind] = part_id
+        return True
+
+    def _invented_end(self, kind: str, part_id: str, extra: Members) -> bool:
+        if extra or part_id != self._invented[kind]:
+            return False
+        self._invented[kind] = None
+        return True
+
+    @reads(TextStartW)
+    def _on_text_start(self, w: TextStartW, extra: Members) -> list[Event]:
+        return [] if self._invented_start("text", w.id, extra) else with_extra(TextStart(part_id=w.id), extra)
+
+    @reads(ReasoningStartW)
+    def _on_reasoning_start(self, w: ReasoningStartW, extra: Members) -> list[Event]:
+        if self._invented_start("reasoning", w.id, extra):
             return []
-        elif t is AbortW:
-            e = Terminal(status="cancelled")
-        elif t is FinishW:
-            e = Terminal(status="succeeded")
-        else:  # pragma: no cover - the union is closed
-            raise FrameProblem(f"a known chunk type, not {t.__name__}")
-        if extra:
-            e.extra = extra
-        return [e]
+        return with_extra(ReasoningStart(part_id=w.id), extra)
+
+    @reads(TextEndW)
+    def _on_text_end(self, w: TextEndW, extra: Members) -> list[Event]:
+        return [] if self._invented_end("text", w.id, extra) else with_extra(TextEnd(part_id=w.id), extra)
+
+    @reads(ReasoningEndW)
+    def _on_reasoning_end(self, w: ReasoningEndW, extra: Members) -> list[Event]:
+        return [] if self._invented_end("reasoning", w.id, extra) else with_extra(ReasoningEnd(part_id=w.id), extra)
+
+    @reads(ToolInputDeltaW)
+    def _on_input_delta(self, w: ToolInputDeltaW, extra: Members) -> list[Event]:
+        return with_extra(ToolInputDelta(call_id=w.tool_call_id, delta=w.input_text_delta), extra)
+
+    @reads(StartStepW)
+    def _on_start_step(self, w: StartStepW, extra: Members) -> list[Event]:
+        return with_extra(StepStart(), extra)
+
+    @reads(FinishStepW)
+    def _on_finish_step(self, w: FinishStepW, extra: Members) -> list[Event]:
+        return with_extra(StepFinish(), extra)
+
+    @reads(ToolInputStartW)
+    def _on_input_start(self, w: ToolInputStartW, extra: Members) -> list[Event]:
+        return with_extra(read_call(ToolInputStart(call_id=w.tool_call_id, name=w.tool_name)), extra)
+
+    @reads(ToolInputAvailableW)
+    def _on_input_available(self, w: ToolInputAvailableW, extra: Members) -> list[Event]:
+        return with_extra(read_call(ToolCall(call_id=w.tool_call_id, name=w.tool_name, input=w.input)), extra)
+
+    @reads(ToolInputErrorW)
+    def _on_input_error(self, w: ToolInputErrorW, extra: Members) -> list[Event]:
+        failure = Failure(status="error", message=w.error_text)
+        call = ToolCall(call_id=w.tool_call_id, name=w.tool_name, input=w.input, status="failed", failure=failure)
+        return with_extra(call, extra)
+
+    @reads(ToolOutputAvailableW)
+    def _on_output(self, w: ToolOutputAvailableW, extra: Members) -> list[Event]:
+        return with_extra(ToolOutput(call_id=w.tool_call_id, output=w.output), extra)
+
+    @reads(ToolOutputErrorW)
+    def _on_output_error(self, w: ToolOutputErrorW, extra: Members) -> list[Event]:
+        return with_extra(ToolError(call_id=w.tool_call_id, error=w.error_text), extra)
+
+    @reads(ToolOutputDeniedW)
+    def _on_output_denied(self, w: ToolOutputDeniedW, extra: Members) -> list[Event]:
+        return with_extra(ToolDenied(call_id=w.tool_call_id), extra)
+
+    @reads(ToolApprovalRequestW)
+    def _on_approval_request(self, w: ToolApprovalRequestW, extra: Members) -> list[Event]:
+        self._approvals[w.approval_id] = w.tool_call_id
+        if w.approval_id != approval_id(w.tool_call_id):
+            extra = {"approvalId": Raw(json_encode(w.approval_id)), **extra}
+        return with_extra(ToolApprovalRequest(call_id=w.tool_call_id), extra)
+
+    @reads(ToolApprovalResponseW)
+    def _on_approval_response(self, w: ToolApprovalResponseW, extra: Members) -> list[Event]:
+        call = self._approvals.get(w.approval_id)
+        if call is None:  # an approval this stream never asked: kept whole
+            return [self._unknown("tool-approval-response", self._current)]
+        status: Literal["approved", "denied"] = "approved" if w.approved else "denied"
+        return with_extra(ToolApprovalSettled(call_id=call, status=status, reason=w.reason), extra)
+
+    @reads(SourceUrlW)
+    def _on_source_url(self, w: SourceUrlW, extra: Members) -> list[Event]:
+        title = w.title if w.title is not UNSET else ""
+        return with_extra(Sources(sources=[Source(id=w.source_id, title=title, kind="url", url=w.url)]), extra)
+
+    @reads(MessageMetadataW)
+    def _on_metadata(self, w: MessageMetadataW, extra: Members) -> list[Event]:
+        return with_extra(MessageMetadata(metadata=w.message_metadata), extra)
+
+    @reads(StartW)
+    def _on_start(self, w: StartW, extra: Members) -> list[Event]:
+        start = RunStart(message_id=w.message_id)
+        if w.message_id is UNSET and not extra:
+            start.synthetic = True  # a bare start: what an encoder writes for a source without one
+        return with_extra(start, extra)
+
+    @reads(ErrorW)
+    def _on_error(self, w: ErrorW, extra: Members) -> list[Event]:
+        self._error = (w.error_text, extra, self._current)  # the frame after it decides
+        return []
+
+    @reads(AbortW)
+    def _on_abort(self, w: AbortW, extra: Members) -> list[Event]:
+        return with_extra(Terminal(status="cancelled"), extra)
+
+    @reads(FinishW)
+    def _on_finish(self, w: FinishW, extra: Members) -> list[Event]:
+        return with_extra(Terminal(status="succeeded"), extra)
 
 
 def _bare(event: Event) -> bool:

@@ -67,9 +67,9 @@ from ..synthetic import invented_call, invented_start, rederived_start
 from ..terminals import DEFAULT_MESSAGES, TRUNCATED_CODE, TRUNCATED_MESSAGE, says_only_outcome
 from .profiles import V7, Profile
 from .wire import (
-    _C,
     PREFIX,
     AbortW,
+    Chunk,
     ErrorW,
     FinishStepW,
     FinishW,
@@ -135,7 +135,7 @@ class AiSdkEncoder(BracketWriter, Encoder):
 
     # -- frames ---------------------------------------------------------------------------
 
-    def _chunk(self, w: _C, event: Event) -> tuple[bytes, bool]:
+    def _chunk(self, w: Chunk, event: Event) -> tuple[bytes, bool]:
         return self._splice(_encode(w), event, w.__struct_config__.tag)  # type: ignore[arg-type]
 
     def _splice(self, payload: bytes, e: Event, kind: str) -> tuple[bytes, bool]:
@@ -413,7 +413,7 @@ class AiSdkEncoder(BracketWriter, Encoder):
         )
         native = native and (input_error or (e.status is UNSET and failure is UNSET))
         raw_input, native, carried = input_of(e, native)  # (carried in the spelling read back)
-        w: _C
+        w: Chunk
         if input_error:
             w = ToolInputErrorW(tool_call_id=e.call_id, tool_name=e.name, input=raw_input, error_text=failure.message)  # type: ignore[union-attr]
         else:

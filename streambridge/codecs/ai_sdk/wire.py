@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from msgspec import UNSET, Raw, Struct, UnsetType
 
-__all__ = ["PREFIX", "AiSdkChunk", "DataPartW", "ErrorW", "FinishW"]
+__all__ = ["PREFIX", "AiSdkChunk", "Chunk", "DataPartW", "ErrorW", "FinishW"]
 
 _W = {"kw_only": True, "omit_defaults": True, "rename": "camel", "forbid_unknown_fields": True, "gc": False}
 
@@ -14,115 +14,115 @@ _W = {"kw_only": True, "omit_defaults": True, "rename": "camel", "forbid_unknown
 PREFIX = "sb-"
 
 
-class _C(Struct, tag_field="type", **_W):
+class Chunk(Struct, tag_field="type", **_W):
     pass
 
 
-class StartW(_C, tag="start"):
+class StartW(Chunk, tag="start"):
     message_id: str | UnsetType = UNSET
 
 
-class StartStepW(_C, tag="start-step"):
+class StartStepW(Chunk, tag="start-step"):
     pass
 
 
-class FinishStepW(_C, tag="finish-step"):
+class FinishStepW(Chunk, tag="finish-step"):
     pass
 
 
-class TextStartW(_C, tag="text-start"):
+class TextStartW(Chunk, tag="text-start"):
     id: str
 
 
-class TextDeltaW(_C, tag="text-delta"):
+class TextDeltaW(Chunk, tag="text-delta"):
     id: str
     delta: str
 
 
-class TextEndW(_C, tag="text-end"):
+class TextEndW(Chunk, tag="text-end"):
     id: str
 
 
-class ReasoningStartW(_C, tag="reasoning-start"):
+class ReasoningStartW(Chunk, tag="reasoning-start"):
     id: str
 
 
-class ReasoningDeltaW(_C, tag="reasoning-delta"):
+class ReasoningDeltaW(Chunk, tag="reasoning-delta"):
     id: str
     delta: str
 
 
-class ReasoningEndW(_C, tag="reasoning-end"):
+class ReasoningEndW(Chunk, tag="reasoning-end"):
     id: str
 
 
-class ToolInputStartW(_C, tag="tool-input-start"):
+class ToolInputStartW(Chunk, tag="tool-input-start"):
     tool_call_id: str
     tool_name: str
 
 
-class ToolInputDeltaW(_C, tag="tool-input-delta"):
+class ToolInputDeltaW(Chunk, tag="tool-input-delta"):
     tool_call_id: str
     input_text_delta: str
 
 
-class ToolInputAvailableW(_C, tag="tool-input-available"):
+class ToolInputAvailableW(Chunk, tag="tool-input-available"):
     tool_call_id: str
     tool_name: str
     input: Raw
 
 
-class ToolInputErrorW(_C, tag="tool-input-error"):
+class ToolInputErrorW(Chunk, tag="tool-input-error"):
     tool_call_id: str
     tool_name: str
     input: Raw
     error_text: str
 
 
-class ToolApprovalRequestW(_C, tag="tool-approval-request"):
+class ToolApprovalRequestW(Chunk, tag="tool-approval-request"):
     approval_id: str
     tool_call_id: str
 
 
-class ToolApprovalResponseW(_C, tag="tool-approval-response"):
+class ToolApprovalResponseW(Chunk, tag="tool-approval-response"):
     approval_id: str
     approved: bool
     reason: str | UnsetType = UNSET
 
 
-class ToolOutputAvailableW(_C, tag="tool-output-available"):
+class ToolOutputAvailableW(Chunk, tag="tool-output-available"):
     tool_call_id: str
     output: Raw
 
 
-class ToolOutputErrorW(_C, tag="tool-output-error"):
+class ToolOutputErrorW(Chunk, tag="tool-output-error"):
     tool_call_id: str
     error_text: str
 
 
-class ToolOutputDeniedW(_C, tag="tool-output-denied"):
+class ToolOutputDeniedW(Chunk, tag="tool-output-denied"):
     tool_call_id: str
 
 
-class SourceUrlW(_C, tag="source-url"):
+class SourceUrlW(Chunk, tag="source-url"):
     source_id: str
     url: str
     title: str | UnsetType = UNSET
 
 
-class MessageMetadataW(_C, tag="message-metadata"):
+class MessageMetadataW(Chunk, tag="message-metadata"):
     message_metadata: Raw
 
 
-class ErrorW(_C, tag="error"):
+class ErrorW(Chunk, tag="error"):
     error_text: str
 
 
-class AbortW(_C, tag="abort"):
+class AbortW(Chunk, tag="abort"):
     pass
 
 
-class FinishW(_C, tag="finish"):
+class FinishW(Chunk, tag="finish"):
     pass
 
 
@@ -151,7 +151,7 @@ AiSdkChunk = (
     | AbortW
     | FinishW
 )
-CHUNKS: dict[str, type[_C]] = {c.__struct_config__.tag: c for c in AiSdkChunk.__args__}
+CHUNKS: dict[str, type[Chunk]] = {c.__struct_config__.tag: c for c in AiSdkChunk.__args__}
 FIELDS: dict[str, frozenset[str]] = {
     kind: frozenset(("type", *cls.__struct_encode_fields__)) for kind, cls in CHUNKS.items()
 }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal, Unpack
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
@@ -33,10 +33,11 @@ from ...events import (
     Usage,
 )
 from ..artifacts import read_component
-from ..decoder import Decoder
+from ..decoder import Decoder, DecoderOptions, Members, reads, with_extra
 from ..envelope import decode_envelope, decode_known, raw_str, splice_extra, split_extra
 from ..errors import FrameProblem
-from ..framing import Frame
+from ..framing import Frame, Framing
+from ..sinks import EventSink
 from ..synthetic import is_derived, read_call
 from ..terminals import canonical_failure, status_for_code
 from .steps import STEP_STATE, StepJudge
@@ -104,8 +105,10 @@ class NestDecoder(Decoder):
     start_words = "event: meta"
     terminal_words = "event: done or event: error"
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    wire_types = NestFrame
+
+    def __init__(self, framing: Framing | None = None, **options: Unpack[DecoderOptions]) -> None:
+        super().__init__(framing, **options)
         self._cancelled = False
         self._cancelled_id: str | UnsetType = UNSET
         self._steps: StepJudge[Event] = StepJudge()
@@ -115,13 +118,9 @@ class NestDecoder(Decoder):
     _hot_text = TextW
     _hot_reasoning = ReasoningW
 
-    def _take_wire(self, w: _K) -> Event | None:
-        events = self._event(w, UNSET)
-        return events[0] if len(events) == 1 else None
-
     # -- implied step brackets -------------------------------------------------------------
 
-    def _push(self, event: Event, out: list[Event]) -> None:
+    def _push(self, event: Event, out: EventSink) -> None:
         self._deliver(event, out, carried=self._from_carrier)
 
     def _accept(self, event: Event) -> None:
@@ -134,7 +133,7 @@ class NestDecoder(Decoder):
             steps.follow(t)
         super()._accept(event)
 
-    def _deliver(self, event: Event, out: list[Event], *, carried: bool) -> None:
+    def _deliver(self, event: Event, out: EventSink, *, carried: bool) -> None:
         t = type(event)
         steps = self._steps
         if (t is StepStart or t is StepFinish) and not carried and bare(event) and steps.holds(t):
@@ -151,7 +150,7 @@ class NestDecoder(Decoder):
             self._settle(t, self._out)
         self._steps.follow(t)
 
-    def _settle(self, following: type | None, out: list[Event]) -> None:
+    def _settle(self, following: type | None, out: EventSink) -> None:
         for _, bracket, implied in self._steps.settle(following):
             bracket.synthetic = implied
             super()._push(bracket, out)
@@ -172,7 +171,7 @@ class NestDecoder(Decoder):
             self._cancelled_id = frame.last_id
         return events
 
-    def _finish(self, out: list[Event]) -> None:
+    def _finish(self, out: EventSink) -> None:
         if self._steps.pending:
             self._settle(None, out)
         if self._cancelled and not self.terminated:
@@ -206,7 +205,7 @@ class NestDecoder(Decoder):
             return self._slow(data, frame)
         except msgspec.DecodeError as exc:
             raise FrameProblem(f"a JSON object with a string kind ({exc})") from None
-        return self._event(wire, UNSET)
+        return self._read_wire(wire, {})
 
     def _error_terminal(self, data: bytes) -> Terminal:
         try:
@@ -229,98 +228,126 @@ class NestDecoder(Decoder):
         if kind in _KINDS:
             known, extra = split_extra(envelope, _FIELDS[kind])
             wire, verbatim = decode_known(_KINDS[kind], known, kind)
-            return self._with_verbatim(self._event(wire, extra or UNSET), verbatim)
+            return self._with_verbatim(self._read_wire(wire, extra), verbatim)
         if kind.startswith("data-") and "event" in envelope:
-            return [self._carrier(data, frame)]
+            return [self._carrier(data)]
         artifact = self._artifact_part(kind, {k: v for k, v in envelope.items() if k != "kind"})
         return [artifact or self._unknown(kind, frame)]
 
-    # ``w`` is Any: each branch below knows its type from ``type(w)`` (mypy cannot narrow by it)
-    def _event(self, w: Any, extra: dict[str, Raw] | UnsetType) -> list[Event]:
-        t = type(w)
-        e: Event
-        if t is TextW:  # the most frequent kinds first
-            e = TextDelta(text=w.text)
-        elif t is ReasoningW:
-            e = ReasoningDelta(text=w.text)
-        elif t is ToolInputDeltaW:
-            e = ToolInputDelta(call_id=w.id, delta=w.delta)
-        elif t is StepStartW:
-            e = StepStart()
-        elif t is StepFinishW:
-            e = StepFinish(usage=_usage_in(w.usage), cost_usd=w.cost_usd, reasoning_ms=w.reasoning_ms, model=w.model)
-        elif t is ToolInputAvailableW:
-            e = read_call(
-                ToolCall(
-                    call_id=w.id, name=w.name, input=w.input, tool_kind=_kind_in(w.tool_kind), parent_id=w.parent_id
-                )
-            )
-        elif t is ToolOutputW:
-            e = ToolOutput(call_id=w.id, output=w.output)
-        elif t is ToolInputStartW:
-            e = read_call(
-                ToolInputStart(call_id=w.id, name=w.name, tool_kind=_kind_in(w.tool_kind), parent_id=w.parent_id)
-            )
-        elif t is ToolOutputErrorW:
-            # the published server's form of a person's rejection is this literal error
-            e = ToolDenied(call_id=w.id) if w.error == REJECTED else ToolError(call_id=w.id, error=w.error)
-        elif t is ToolOutputDeniedW:
-            e = ToolDenied(call_id=w.id, reason=w.reason)
-        elif t is ApprovalRequestedW:
-            e = ToolApprovalRequest(
-                call_id=w.id,
-                approver=w.approver,
-                expires_at=w.expires_at,
-                reason=w.reason,
-                confirmation=w.confirmation,
-                target=w.target,
-            )
-        elif t is ApprovalSettledW:
-            e = ToolApprovalSettled(
-                call_id=w.id,
-                status=w.status,
-                approver=w.approver,
-                decided_by=w.decided_by,
-                decided_via=w.decided_via,
-                remember=w.remember,
-                reason=w.reason,
-            )
-        elif t is UiW:
-            artifact = read_component(w.id, w.component, w.props, w.tool_call_id, w.fallback_text)
-            simple = w.version is UNSET and w.component_versions is UNSET and w.partial is UNSET
-            e = (
-                artifact
-                if artifact is not None and simple
-                else UiComponent(
-                    ui_id=w.id,
-                    component=w.component,
-                    props=w.props,
-                    version=w.version,
-                    tool_call_id=w.tool_call_id,
-                    fallback_text=w.fallback_text,
-                    component_versions=w.component_versions,
-                    partial=w.partial,
-                )
-            )
-        elif t is ElicitationW:
-            e = Elicitation(call_id=w.id, request=w.request)
-        elif t is TitleW:
-            e = Title(title=w.title)
-        elif t is MessageMetadataW:
-            e = MessageMetadata(metadata=w.metadata)
-        elif t is QueueW:
-            e = Queue(queue=w.queue, started=w.started)
-        elif t is CancelledW:
-            self._cancelled = True
-            if extra is UNSET:
-                return []
-            e = DataPart(name="cancelled", origin="nest", data=Raw(splice_extra(b'{"kind":"cancelled"}', extra)))
-            return [e]
-        else:  # pragma: no cover - the union is closed
-            raise FrameProblem(f"a known kind, not {t.__name__}")
-        if extra is not UNSET:
-            e.extra = extra
-        return [e]
+    # -- readers, one per kind ---------------------------------------------------------------
+
+    @reads(TextW, hot=True)
+    def _on_text(self, w: TextW, extra: Members) -> list[Event]:
+        return with_extra(TextDelta(text=w.text), extra)
+
+    @reads(ReasoningW, hot=True)
+    def _on_reasoning(self, w: ReasoningW, extra: Members) -> list[Event]:
+        return with_extra(ReasoningDelta(text=w.text), extra)
+
+    @reads(ToolInputDeltaW, hot=True)
+    def _on_input_delta(self, w: ToolInputDeltaW, extra: Members) -> list[Event]:
+        return with_extra(ToolInputDelta(call_id=w.id, delta=w.delta), extra)
+
+    @reads(StepStartW, hot=True)
+    def _on_step_start(self, w: StepStartW, extra: Members) -> list[Event]:
+        return with_extra(StepStart(), extra)
+
+    @reads(StepFinishW, hot=True)
+    def _on_step_finish(self, w: StepFinishW, extra: Members) -> list[Event]:
+        finish = StepFinish(usage=_usage_in(w.usage), cost_usd=w.cost_usd, reasoning_ms=w.reasoning_ms, model=w.model)
+        return with_extra(finish, extra)
+
+    @reads(ToolInputAvailableW, hot=True)
+    def _on_input_available(self, w: ToolInputAvailableW, extra: Members) -> list[Event]:
+        kind = _kind_in(w.tool_kind)
+        call = ToolCall(call_id=w.id, name=w.name, input=w.input, tool_kind=kind, parent_id=w.parent_id)
+        return with_extra(read_call(call), extra)
+
+    @reads(ToolOutputW, hot=True)
+    def _on_output(self, w: ToolOutputW, extra: Members) -> list[Event]:
+        return with_extra(ToolOutput(call_id=w.id, output=w.output), extra)
+
+    @reads(ToolInputStartW, hot=True)
+    def _on_input_start(self, w: ToolInputStartW, extra: Members) -> list[Event]:
+        start = ToolInputStart(call_id=w.id, name=w.name, tool_kind=_kind_in(w.tool_kind), parent_id=w.parent_id)
+        return with_extra(read_call(start), extra)
+
+    @reads(ToolOutputErrorW, hot=True)
+    def _on_output_error(self, w: ToolOutputErrorW, extra: Members) -> list[Event]:
+        # the published server's form of a person's rejection is this literal error
+        e = ToolDenied(call_id=w.id) if w.error == REJECTED else ToolError(call_id=w.id, error=w.error)
+        return with_extra(e, extra)
+
+    @reads(ToolOutputDeniedW, hot=True)
+    def _on_output_denied(self, w: ToolOutputDeniedW, extra: Members) -> list[Event]:
+        return with_extra(ToolDenied(call_id=w.id, reason=w.reason), extra)
+
+    @reads(ApprovalRequestedW, hot=True)
+    def _on_approval_requested(self, w: ApprovalRequestedW, extra: Members) -> list[Event]:
+        request = ToolApprovalRequest(
+            call_id=w.id,
+            approver=w.approver,
+            expires_at=w.expires_at,
+            reason=w.reason,
+            confirmation=w.confirmation,
+            target=w.target,
+        )
+        return with_extra(request, extra)
+
+    @reads(ApprovalSettledW, hot=True)
+    def _on_approval_settled(self, w: ApprovalSettledW, extra: Members) -> list[Event]:
+        settled = ToolApprovalSettled(
+            call_id=w.id,
+            status=w.status,
+            approver=w.approver,
+            decided_by=w.decided_by,
+            decided_via=w.decided_via,
+            remember=w.remember,
+            reason=w.reason,
+        )
+        return with_extra(settled, extra)
+
+    @reads(UiW, hot=True)
+    def _on_ui(self, w: UiW, extra: Members) -> list[Event]:
+        artifact = read_component(w.id, w.component, w.props, w.tool_call_id, w.fallback_text)
+        if artifact is not None and w.version is UNSET and w.component_versions is UNSET and w.partial is UNSET:
+            return with_extra(artifact, extra)
+        component = UiComponent(
+            ui_id=w.id,
+            component=w.component,
+            props=w.props,
+            version=w.version,
+            tool_call_id=w.tool_call_id,
+            fallback_text=w.fallback_text,
+            component_versions=w.component_versions,
+            partial=w.partial,
+        )
+        return with_extra(component, extra)
+
+    @reads(ElicitationW, hot=True)
+    def _on_elicitation(self, w: ElicitationW, extra: Members) -> list[Event]:
+        return with_extra(Elicitation(call_id=w.id, request=w.request), extra)
+
+    @reads(TitleW, hot=True)
+    def _on_title(self, w: TitleW, extra: Members) -> list[Event]:
+        return with_extra(Title(title=w.title), extra)
+
+    @reads(MessageMetadataW, hot=True)
+    def _on_metadata(self, w: MessageMetadataW, extra: Members) -> list[Event]:
+        return with_extra(MessageMetadata(metadata=w.metadata), extra)
+
+    @reads(QueueW, hot=True)
+    def _on_queue(self, w: QueueW, extra: Members) -> list[Event]:
+        return with_extra(Queue(queue=w.queue, started=w.started), extra)
+
+    @reads(CancelledW, hot=True)
+    def _on_cancelled(self, w: CancelledW, extra: Members) -> list[Event]:
+        """The run was cancelled: its terminal is the ``done`` that follows (no event of its own,
+        unless it brings members this codec does not know: then they travel as a data part)."""
+        self._cancelled = True
+        if not extra:
+            return []
+        return [DataPart(name="cancelled", origin="nest", data=Raw(splice_extra(b'{"kind":"cancelled"}', extra)))]
 
 
 def _kind_in(kind: str) -> Literal["action"] | UnsetType:

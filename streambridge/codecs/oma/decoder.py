@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
@@ -9,13 +11,12 @@ from ...events import (
     DataPart,
     Event,
     ReasoningDelta,
-    Terminal,
     TextDelta,
     ToolCall,
     ToolError,
     ToolOutput,
 )
-from ..decoder import Decoder
+from ..decoder import Decoder, DecoderOptions, Members, reads, with_extra
 from ..envelope import (
     decode_envelope,
     decode_lenient,
@@ -25,7 +26,8 @@ from ..envelope import (
     verbatim_members,
 )
 from ..errors import FrameProblem
-from ..framing import Frame
+from ..framing import Frame, Framing
+from ..sinks import EventSink
 from ..synthetic import read_call
 from .wire import (
     LEDGER_EVENTS,
@@ -55,30 +57,36 @@ class OmaDecoder(Decoder):
     default_framing = "ndjson"
     terminal_words = "done or error"
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    #: what the hot path reads besides text (the full way reads every frame as an ``OmaEventW``,
+    #: whose ``type`` is any string, and dispatches with ``match``)
+    wire_types = ToolUseW | ToolResultW
+
+    def __init__(self, framing: Framing | None = None, **options: Unpack[DecoderOptions]) -> None:
+        super().__init__(framing, **options)
         self._ledger = RunLedger(self._pieces)
 
-    def _push(self, event: Event, out: list[Event]) -> None:
+    def _push(self, event: Event, out: EventSink) -> None:
         if self._terminated:
             return super()._push(event, out)
         super()._push(event, out)
         if type(event) in LEDGER_EVENTS:
-            self._ledger.see(event)  # type: ignore[arg-type]
+            self._ledger.see(event)
+
+    def _accept(self, event: Event) -> None:
+        self._ledger.see(event)  # (the hot path's events are tool calls and outcomes)
+        super()._accept(event)
 
     _hot_decoder = _plain_decoder
     _hot_text = TextW
     _hot_reasoning = ReasoningW
 
-    def _take_wire(self, w: ToolUseW | ToolResultW) -> Event | None:
-        event: Event
-        if type(w) is ToolUseW:
-            b = w.data
-            event = read_call(ToolCall(call_id=b.id, name=b.name, input=b.input, signature=b.signature))
-        else:
-            event = self._tool_result(w.data)  # type: ignore[arg-type]
-        self._ledger.see(event)  # type: ignore[arg-type]
-        return event
+    @reads(ToolUseW, hot=True)
+    def _on_tool_use(self, w: ToolUseW, extra: Members) -> list[Event]:
+        return with_extra(_call(w.data), extra)
+
+    @reads(ToolResultW, hot=True)
+    def _on_tool_result(self, w: ToolResultW, extra: Members) -> list[Event]:
+        return with_extra(self._tool_result(w.data), extra)
 
     def _decode(self, frame: Frame) -> list[Event]:
         try:
@@ -102,44 +110,52 @@ class OmaDecoder(Decoder):
         return events
 
     def _event(self, w: OmaEventW, frame: Frame) -> list[Event]:
-        t = w.type
-        if t == "text" or t == "reasoning":
-            text = raw_str(w.data)
-            if text is None:
-                raise FrameProblem(f"a string as the data of a {t!r} event")
-            return [TextDelta(text=text) if t == "text" else ReasoningDelta(text=text)]
-        if t == "tool_use" or t == "tool_result":
-            cls: type[ToolUseBlock | ToolResultBlock] = ToolUseBlock if t == "tool_use" else ToolResultBlock
-            event: Event
-            try:
-                block = _block_decoders[cls].decode(w.data)
-                verbatim: dict[str, Raw] = {}
+        match w.type:
+            case "text" | "reasoning":
+                return [self._delta(w)]
+            case "tool_use" | "tool_result":
+                return self._block(w, frame)
+            case "done":
+                return [read_done(w, self._ledger, self._pieces.text())]
+            case "error":
+                return [read_error(w)]
+            case _:
+                return [self._other(w, frame)]
+
+    def _delta(self, w: OmaEventW) -> Event:
+        text = raw_str(w.data)
+        if text is None:
+            raise FrameProblem(f"a string as the data of a {w.type!r} event")
+        return TextDelta(text=text) if w.type == "text" else ReasoningDelta(text=text)
+
+    def _block(self, w: OmaEventW, frame: Frame) -> list[Event]:
+        """A tool call or result: its block read for what this codec knows, the rest verbatim."""
+        cls: type[ToolUseBlock | ToolResultBlock] = ToolUseBlock if w.type == "tool_use" else ToolResultBlock
+        try:
+            block = _block_decoders[cls].decode(w.data)
+            verbatim: dict[str, Raw] = {}
+        except msgspec.ValidationError:
+            try:  # fields this codec does not know: read for what it knows, kept verbatim
+                block = decode_lenient(cls, w.data)
             except msgspec.ValidationError:
-                try:  # fields this codec does not know: read for what it knows, kept verbatim
-                    block = decode_lenient(cls, w.data)
-                except msgspec.ValidationError:
-                    return [self._unknown(t, frame)]
-                verbatim = verbatim_members(OneBlock(data=block), {"data": w.data})
-            if type(block) is ToolUseBlock:
-                event = read_call(
-                    ToolCall(call_id=block.id, name=block.name, input=block.input, signature=block.signature)
-                )
-            else:
-                event = self._tool_result(block)  # type: ignore[arg-type]  # a ToolResultBlock: no narrowing in a type() check's else
-            return self._with_verbatim([event], verbatim)
-        if t == "done":
-            return [self._done(w)]
-        if t == "error":
-            return [self._error(w)]
+                return [self._unknown(w.type, frame)]
+            verbatim = verbatim_members(OneBlock(data=block), {"data": w.data})
+        event = _call(block) if isinstance(block, ToolUseBlock) else self._tool_result(block)
+        return self._with_verbatim([event], verbatim)
+
+    def _other(self, w: OmaEventW, frame: Frame) -> Event:
+        """A carrier, an artifact's data part, or a type kept whole (``loop_detected``,
+        ``budget_exceeded``, and types this codec does not know)."""
+        t = w.type
         body = bytes(w.data)
         if t.startswith("data-") and body.startswith(b"{"):
             members = decode_envelope(body, frame)
             if "event" in members:
-                return [self._carrier(body, frame)]
+                return self._carrier(body)
             artifact = self._artifact_part(t, members)
             if artifact is not None:
-                return [artifact]
-        return [self._unknown(t, frame)]  # loop_detected, budget_exceeded and unknown types
+                return artifact
+        return self._unknown(t, frame)
 
     def _tool_result(self, r: ToolResultBlock) -> Event:
         if r.is_error is True:
@@ -149,8 +165,6 @@ class OmaDecoder(Decoder):
             return ToolError(call_id=r.tool_use_id, error="", output=r.content)
         return ToolOutput(call_id=r.tool_use_id, output=r.content, is_error=r.is_error)
 
-    def _done(self, w: OmaEventW) -> Terminal:
-        return read_done(w, self._ledger, self._pieces.text())
 
-    def _error(self, w: OmaEventW) -> Terminal:
-        return read_error(w)
+def _call(b: ToolUseBlock) -> ToolCall:
+    return read_call(ToolCall(call_id=b.id, name=b.name, input=b.input, signature=b.signature))

@@ -118,7 +118,7 @@ class OmaEncoder(Encoder):
 
     def _handle(self, e: Event, parts: list[bytes]) -> None:
         if type(e) in LEDGER_EVENTS:  # the done payload lists the run's tool calls
-            self._ledger.see(e)  # type: ignore[arg-type]  # one of them: mypy cannot narrow e from type(e)
+            self._ledger.see(e)
         super()._handle(e, parts)
 
     @handles(TextDelta, ReasoningDelta, writes=("text", "message_id", "synthetic", "part_id"))

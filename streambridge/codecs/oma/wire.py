@@ -139,11 +139,12 @@ class RunLedger:
             return self._next_from, end
         return self._turn_from, self._next_from
 
-    def see(self, e: ToolCall | ToolOutput | ToolError | ToolDenied) -> None:
-        """Tool calls and outcomes (text is read from the shared pieces, at no cost per delta)."""
-        if type(e) is ToolCall:
+    def see(self, e: Event) -> None:
+        """Tool calls and outcomes (:data:`LEDGER_EVENTS`; text is read from the shared pieces,
+        at no cost per delta)."""
+        if isinstance(e, ToolCall):
             self._calls[e.call_id] = [e.name, e.input if e.input is not UNSET else e.arguments_json, ""]
-        else:  # an outcome
+        elif isinstance(e, ToolOutput | ToolError | ToolDenied):
             end = self._text.chars()
             self._turn_from, _ = self._last_turn(end)
             self._next_from = end

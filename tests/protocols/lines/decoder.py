@@ -26,7 +26,7 @@ class LinesDecoder(Decoder):
 
     def _decode(self, frame: Frame) -> list[Event]:
         if frame.data.startswith(b'{"carry":'):
-            return [self._carrier(frame.data, frame)]
+            return [self._carrier(frame.data)]
         try:
             wire = _decode_frame(frame.data)
         except msgspec.ValidationError:

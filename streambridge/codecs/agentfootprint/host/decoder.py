@@ -14,8 +14,7 @@ them with its encoder's fast path; the frames themselves take the general path (
 
 from __future__ import annotations
 
-import functools
-from typing import Any
+from typing import Unpack
 
 import msgspec
 from msgspec import Raw
@@ -33,13 +32,13 @@ from ....events import (
     ToolError,
     ToolOutput,
 )
-from ...decoder import Decoder
+from ...decoder import Decoder, DecoderOptions, Members, reads, with_extra
 from ...envelope import decode_envelope, envelope_decoder, raw_str
 from ...errors import FrameProblem
-from ...framing import DEFAULT_MAX_EVENT_SIZE, Frame, Framing
+from ...framing import Frame, Framing
+from ...sinks import EventSink
 from ...synthetic import announcement
 from ...terminals import canonical_failure
-from ...textpath import append_deltas
 from .wire import CARRIER_EVENT, KNOWN, NAME, Awaiting, Chunk, Complete, ErrorW, read_known, read_line
 
 __all__ = ["HostDecoder"]
@@ -57,58 +56,41 @@ class HostDecoder(Decoder):
     tag_field = "event name"
     terminal_words = "event: complete, error or awaiting"
 
-    def __init__(
-        self,
-        framing: Framing | None = None,
-        *,
-        strict: bool = False,
-        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
-        hot_path: bool = True,
-    ) -> None:
-        super().__init__(framing, strict=strict, max_event_size=max_event_size, hot_path=hot_path)
-        self._runs = hot_path  # plain deltas handed on in runs (off: one event each)
+    wire_types = Chunk | Complete | ErrorW | Awaiting
+
+    def __init__(self, framing: Framing | None = None, **options: Unpack[DecoderOptions]) -> None:
+        super().__init__(framing, **options)
+        self._runs = options.get("hot_path", True)  # plain deltas handed on in runs (off: one event each)
         self._run: list[str] = []
         self._run_reasoning = False
         self._opened = False  # a frame was decoded (the run start is settled)
+        self._data = b""  # the data of the frame being read (an NDJSON line's inner data)
 
     # -- runs of deltas --------------------------------------------------------------------
 
-    def feed(self, data: bytes, into: list[Event] | None = None) -> list[Event]:
-        try:
-            return super().feed(data, into)
-        finally:  # (a fault in strict mode too: what came before it travels on the error)
-            self._flush()
+    def _chunk_done(self) -> None:
+        self._flush()
 
-    def close(self, into: list[Event] | None = None) -> list[Event]:
-        out: list[Event] = [] if into is None else into
-        self._out = out  # (the shared close does not rebind them: a run goes where close writes)
-        self._out_deltas = getattr(out, "deltas", None) or functools.partial(append_deltas, out)
-        try:
-            return super().close(out)
-        finally:
-            self._flush()
-
-    def _push(self, event: Event, out: list[Event]) -> None:
-        t = type(event)
+    def _push(self, event: Event, out: EventSink) -> None:
         if (
-            t in _DELTAS
+            isinstance(event, _DELTAS)
             and self._runs
             and not self._terminated
             and not self._early
             and msgspec.structs.astuple(event)[1:] == _PLAIN
         ):
-            reasoning = t is ReasoningDelta
+            reasoning = type(event) is ReasoningDelta
             if self._run and reasoning != self._run_reasoning:
                 self._flush()
             self._run_reasoning = reasoning
-            self._run.append(event.text)  # type: ignore[attr-defined]
+            self._run.append(event.text)
             self._begun = True
             return
         self._flush()
-        if t in _OUTCOMES and not self._terminated and event.call_id not in self._calls:  # type: ignore[attr-defined]
+        if isinstance(event, _OUTCOMES) and not self._terminated and event.call_id not in self._calls:
             # the dialect says no tool calls: the announcement an encoder invented (and dropped)
             # for an outcome whose call it never saw is invented here again
-            super()._push(announcement(ToolCall, event.call_id), out)  # type: ignore[attr-defined]
+            super()._push(announcement(ToolCall, event.call_id), out)
         super()._push(event, out)
 
     def _flush(self) -> None:
@@ -121,14 +103,14 @@ class HostDecoder(Decoder):
 
     def _decode(self, frame: Frame) -> list[Event]:
         name, data = read_line(frame.data) if self.framing == "ndjson" else (frame.event, frame.data)
-        events = self._read(name, data, frame)
+        events = self._read_frame(name, data, frame)
         if not self._opened:
             self._opened = True
             if type(events[0]) is not RunStart:  # (a carrier may restore a real one)
                 self._push(RunStart(synthetic=True), self._out)
         return events
 
-    def _read(self, name: str, data: bytes, frame: Frame) -> list[Event]:
+    def _read_frame(self, name: str, data: bytes, frame: Frame) -> list[Event]:
         if name == CARRIER_EVENT:
             members = decode_envelope(data, frame)
             if "event" not in members:
@@ -136,12 +118,13 @@ class HostDecoder(Decoder):
                 artifact = self._artifact_part(part or "", members)
                 if artifact is not None:
                     return [artifact]
-            return [self._carrier(data, frame)]
+            return [self._carrier(data)]
         try:
             if name in KNOWN:
                 read = read_known(name, data)
                 if read is not None:
-                    return self._known(read[0], read[1], data)
+                    self._data = data
+                    return self._read_wire(*read)
             else:
                 _json_decoder.decode(data)
         except (msgspec.DecodeError, RecursionError) as exc:  # (nesting deeper than msgspec reads)
@@ -149,27 +132,29 @@ class HostDecoder(Decoder):
             raise FrameProblem(f"JSON data in {what} ({exc})") from None
         return [DataPart(name=name, origin=self.codec, data=Raw(data))]  # kept whole, byte for byte
 
-    def _known(self, w: Any, extra: dict[str, Raw], data: bytes) -> list[Event]:
-        events: list[Event]
-        t = type(w)
-        if t is Chunk:
-            events = [TextDelta(text=w.text)]
-        elif t is Complete:
-            self._flush()  # the text so far decides
-            end = Terminal(status="succeeded")
-            if not self._text and w.output:  # no chunk came: a non-streamed answer
-                events = [TextDelta(text=w.output, synthetic=True), end]
-            else:
-                if w.output != self._pieces.text():
-                    end.text = w.output
-                events = [end]
-        elif t is ErrorW:
-            failure = Failure(status="error", message=w.error, code=w.code)
-            events = [Terminal(status="error", failure=canonical_failure("error", failure))]
-        else:  # Awaiting: the whole frame is the terminal's extra (PendingAsk kept as received)
-            assert t is Awaiting
-            extra = envelope_decoder.decode(data) if extra else {"awaiting": w.awaiting}
-            events = [Terminal(status="succeeded")]
-        if extra:
-            events[-1].extra = extra
-        return events
+    # -- readers, one per known frame ------------------------------------------------------
+
+    @reads(Chunk)
+    def _on_chunk(self, w: Chunk, extra: Members) -> list[Event]:
+        return with_extra(TextDelta(text=w.text), extra)
+
+    @reads(Complete)
+    def _on_complete(self, w: Complete, extra: Members) -> list[Event]:
+        self._flush()  # the text so far decides
+        end = Terminal(status="succeeded")
+        if not self._text and w.output:  # no chunk came: a non-streamed answer
+            return [TextDelta(text=w.output, synthetic=True), *with_extra(end, extra)]
+        if w.output != self._pieces.text():
+            end.text = w.output
+        return with_extra(end, extra)
+
+    @reads(ErrorW)
+    def _on_error(self, w: ErrorW, extra: Members) -> list[Event]:
+        failure = Failure(status="error", message=w.error, code=w.code)
+        return with_extra(Terminal(status="error", failure=canonical_failure("error", failure)), extra)
+
+    @reads(Awaiting)
+    def _on_awaiting(self, w: Awaiting, extra: Members) -> list[Event]:
+        """The whole frame is the terminal's extra (the PendingAsk kept as received)."""
+        said = envelope_decoder.decode(self._data) if extra else {"awaiting": w.awaiting}
+        return with_extra(Terminal(status="succeeded"), said)

@@ -31,9 +31,9 @@ from ...carrier import as_received
 from ...encoder import ARTIFACT_FIELDS, Encoder, EncodingSink, field_defaults, handles
 from ...envelope import input_of, json_encode, splice_extra
 from ...framing import Framing
+from ...sinks import append_deltas
 from ...synthetic import invented_call, invented_start
 from ...terminals import canonical_failure, default_failure
-from ...textpath import append_deltas
 from .wire import CARRIER_EVENT, NAME, ErrorW, is_json, ndjson_line, read_line, reads_whole
 
 __all__ = ["HostEncoder"]
@@ -54,7 +54,7 @@ class _Sink(EncodingSink):
 
     def deltas(self, texts: list[str], reasoning: bool = False, ids: Sequence[bytes] | None = None) -> None:
         if reasoning or ids is not None:
-            append_deltas(self, texts, reasoning, ids)  # type: ignore[arg-type]
+            append_deltas(self, texts, reasoning, ids)
             return
         super().deltas(texts, reasoning, ids)
 

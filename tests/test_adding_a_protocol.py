@@ -73,7 +73,7 @@ def test_convert_and_validate_know_the_new_protocol(tmp_path: Path) -> None:
     converted = tmp_path / "run.ndjson"
     result = invoke("convert", source, "--to", NEW, "-o", converted)
     assert result.exit_code == 0, result.output
-    assert b'{"line":"Hello! "}' in converted.read_bytes()
+    assert b'{"type":"line","text":"Hello! "}' in converted.read_bytes()
     result = invoke("validate", converted)  # sniffed as the new protocol by its own sniff
     assert result.exit_code == 0, result.output
     assert NEW in result.output
@@ -83,7 +83,7 @@ def test_convert_and_validate_know_the_new_protocol(tmp_path: Path) -> None:
 
 def test_validate_applies_the_new_protocols_own_rule(tmp_path: Path) -> None:
     path = tmp_path / "run.ndjson"
-    path.write_bytes(b'{"line":"hi"}\n{"line":""}\n{"end":"succeeded"}\n')
+    path.write_bytes(b'{"type":"line","text":"hi"}\n{"type":"line","text":""}\n{"type":"end","status":"succeeded"}\n')
     result = invoke("validate", path, "--json")
     findings = json.loads(result.stdout)["findings"]
     assert [(f["rule"], f["name"], f["frame"]) for f in findings] == [("LN001", "line-empty", 2)]

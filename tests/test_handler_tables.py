@@ -4,14 +4,17 @@ the model later is carried, never dropped."""
 
 from __future__ import annotations
 
+import typing
+
 import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streambridge.codecs import REGISTRY, get
+from streambridge.codecs.decoder import Decoder, Members, reads, with_extra
 from streambridge.codecs.encoder import SHARED_WRITES, Encoder, field_defaults, handles
-from streambridge.events import EVENT_TYPES, ArtifactPresented, ArtifactRefused, Event, Terminal
+from streambridge.events import EVENT_TYPES, ArtifactPresented, ArtifactRefused, Event, Terminal, TextDelta
 
 from .model_strategies import alone
 
@@ -123,3 +126,65 @@ def test_a_handler_declares_its_types_and_fields() -> None:
     assert Declared("ndjson").encode([Terminal(status="succeeded")]) == b"{}\n"  # nothing unwritten set
     carried = Declared("ndjson").encode([Terminal(status="succeeded", model="m")])  # model: nobody writes it
     assert carried == b'{"type":"data-terminal","covers":1,"event":{"type":"terminal","text":"","model":"m"}}\n{}\n'
+
+
+# -- decoders: the mirror (@reads) ------------------------------------------------------------
+
+
+def test_every_decoder_reads_each_wire_type_of_its_union_with_a_typed_method() -> None:
+    """Each decoder's table covers its protocol's wire union (checked when the class is made),
+    and every reader is a method of the decoder that names its wire type in its signature."""
+    for name in REGISTRY:
+        decoder = get(name).decoder_class
+        members = set(typing.get_args(decoder.wire_types))
+        assert members <= set(decoder.readers), name
+        for wire, method in decoder.readers.items():
+            hints = typing.get_type_hints(getattr(decoder, method))
+            assert wire in (typing.get_args(hints["w"]) or (hints["w"],)), (name, method)
+            assert hints["return"] == list[Event]
+
+
+def test_a_wire_type_without_a_reader_is_refused_when_the_class_is_made() -> None:
+    class A(msgspec.Struct, tag=True):
+        text: str
+
+    class B(msgspec.Struct, tag=True):
+        pass
+
+    with pytest.raises(TypeError, match="has no reader for B"):
+
+        class Partial(Decoder):
+            wire_types = A | B
+
+            @reads(A)
+            def _on_a(self, w: A, extra: Members) -> list[Event]:
+                return [TextDelta(text=w.text)]
+
+
+def test_readers_stack_and_only_hot_ones_reach_the_hot_table() -> None:
+    class A(msgspec.Struct, tag=True):
+        text: str
+
+    class B(msgspec.Struct, tag=True):
+        text: str
+
+    class Both(Decoder):
+        wire_types = A | B
+
+        @reads(A, hot=True)
+        @reads(B)
+        def _on_text(self, w: A | B, extra: Members) -> list[Event]:
+            return with_extra(TextDelta(text=w.text), extra)
+
+    assert Both.readers == {A: "_on_text", B: "_on_text"} and Both.hot_reads == {A}
+    decoder = Both()
+    assert decoder._take_wire(A(text="x")) == TextDelta(text="x")
+    assert decoder._take_wire(B(text="x")) is None  # not hot: the full way reads it
+    extra = {"more": msgspec.Raw(b"1")}
+    assert decoder._read_wire(B(text="y"), extra) == [TextDelta(text="y", extra=extra)]
+
+
+def test_agentfootprint_reads_every_payload_shape_it_maps() -> None:
+    from streambridge.codecs.agentfootprint import mapping
+
+    assert set(mapping._READERS) == set(mapping.PAYLOADS.values())

@@ -3,8 +3,10 @@ protocol is one package: registered (``STREAMBRIDGE_PROTOCOLS=tests.protocols.li
 :func:`streambridge.codecs.register`), it goes through the laws, ``convert``, ``validate``,
 ``replay --serve`` and the proxy with no other file edited (tests/test_adding_a_protocol.py).
 
-NDJSON, one JSON object per line: ``{"line": "<text>"}`` is a text delta, ``{"end": "<status>"}``
-the terminal. Everything else a source says travels in carriers (``{"carry": …}``).
+NDJSON, one JSON object per line, tagged by ``type``: ``{"type":"line","text":…}`` is a text
+delta, ``{"type":"end","status":…}`` the terminal. Everything else a source says travels in
+carriers (``{"carry": …}``). Its decoder reads each frame kind with a typed reader
+(``@reads``), its encoder writes each event type with a declared handler (``@handles``).
 """
 
 from __future__ import annotations

@@ -1,28 +1,28 @@
-"""``lines`` decoder: wire bytes in, events out."""
+"""``lines`` decoder: wire bytes in, events out, one typed reader per frame kind."""
 
 from __future__ import annotations
 
 import msgspec
-from msgspec import UNSET
 
-from streambridge.codecs.decoder import Decoder
+from streambridge.codecs.decoder import Decoder, Members, reads, with_extra
 from streambridge.codecs.errors import FrameProblem
 from streambridge.codecs.framing import Frame
 from streambridge.events import Event, Terminal, TextDelta
 
-from .wire import LineFrame
+from .wire import EndW, LinesFrame, LineW
 
 __all__ = ["LinesDecoder"]
 
-_decode_frame = msgspec.json.Decoder(LineFrame).decode
+_decode_frame = msgspec.json.Decoder(LinesFrame).decode
 _decode_any = msgspec.json.Decoder(dict).decode
 
 
 class LinesDecoder(Decoder):
     codec = "lines"
     default_framing = "ndjson"
-    tag_field = "line"
-    terminal_words = '{"end": …}'
+    tag_field = "type"
+    terminal_words = '{"type":"end", …}'
+    wire_types = LinesFrame
 
     def _decode(self, frame: Frame) -> list[Event]:
         if frame.data.startswith(b'{"carry":'):
@@ -33,11 +33,15 @@ class LinesDecoder(Decoder):
             return [self._kept(frame)]
         except msgspec.DecodeError as exc:
             raise FrameProblem(f"one JSON object per line ({exc})") from None
-        if wire.line is not UNSET and wire.end is UNSET:
-            return [TextDelta(text=wire.line)]
-        if wire.end is not UNSET and wire.line is UNSET:
-            return [Terminal(status=wire.end)]
-        return [self._kept(frame)]
+        return self._read_wire(wire, {})
+
+    @reads(LineW)
+    def _on_line(self, w: LineW, extra: Members) -> list[Event]:
+        return with_extra(TextDelta(text=w.text), extra)
+
+    @reads(EndW)
+    def _on_end(self, w: EndW, extra: Members) -> list[Event]:
+        return with_extra(Terminal(status=w.status), extra)
 
     def _kept(self, frame: Frame) -> Event:
         """An object of another kind: kept whole, as every protocol keeps what it does not know."""

@@ -18,13 +18,13 @@ class LinesEncoder(Encoder):
 
     @handles(TextDelta, writes=("text",))
     def _delta(self, e: TextDelta, parts: list[bytes]) -> None:
-        self._put(parts, e, [b'{"line":' + json_encode(e.text) + b"}"], True)
+        self._put(parts, e, [b'{"type":"line","text":' + json_encode(e.text) + b"}"], True)
 
     @handles(Terminal, writes=("status", "text"))
     def _end(self, e: Terminal, parts: list[bytes]) -> None:
         # the text is the answer its deltas said; a terminal saying another one is carried
         native = e.text is UNSET or e.text == self._assembled()
-        self._put(parts, e, [b'{"end":' + json_encode(e.status) + b"}"], native)
+        self._put(parts, e, [b'{"type":"end","status":' + json_encode(e.status) + b"}"], native)
 
     @handles(DataPart, writes=("name", "origin", "data"))
     def _data(self, e: DataPart, parts: list[bytes]) -> None:

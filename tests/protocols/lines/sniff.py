@@ -1,4 +1,4 @@
-"""Does a frame look like ``lines``? Its two keys are its marker."""
+"""Does a frame look like ``lines``? Its two frame kinds are its marker."""
 
 from __future__ import annotations
 
@@ -9,4 +9,4 @@ __all__ = ["sniff"]
 
 
 def sniff(frame: Frame) -> int:
-    return Likeness.MARKER if frame.data.startswith((b'{"line":', b'{"end":')) else Likeness.NONE
+    return Likeness.MARKER if frame.data.startswith((b'{"type":"line",', b'{"type":"end",')) else Likeness.NONE

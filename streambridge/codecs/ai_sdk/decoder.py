@@ -6,7 +6,7 @@ that follows it (this codec's form of a failure) it is the terminal; followed by
 it was a passing error (kept whole, as a data part of this codec); at the end of the input it
 is the terminal. What the encoder invents reads back as invented: parts with the ids it numbers
 (``sb-text-<n>``, ``sb-reasoning-<n>``) are the primary text (their starts and ends are no
-events), bare step brackets where it puts them are synthetic (nest's judge, :mod:`..nest.steps`), a call named
+events), bare step brackets where it puts them are synthetic (the judge of :mod:`..steps`), a call named
 ``unknown`` with an empty input is an invented announcement."""
 
 from __future__ import annotations
@@ -42,12 +42,12 @@ from ...events import (
     ToolInputStart,
     ToolOutput,
 )
-from ..decoder import Decoder, DecoderOptions, Members, reads, with_extra
+from ..decoder import DecoderOptions, Members, reads, with_extra
 from ..envelope import decode_envelope, decode_known, json_encode, raw_str, split_extra
 from ..errors import FrameProblem
 from ..framing import Frame, Framing
-from ..nest.steps import StepJudge
 from ..sinks import EventSink
+from ..steps import BracketReader
 from ..synthetic import read_call
 from ..terminals import DEFAULT_MESSAGES, TRUNCATED_CODE, TRUNCATED_MESSAGE, canonical_failure
 from .encoder import approval_id, data_part, whole_frame
@@ -91,7 +91,7 @@ _DONE = b"[DONE]"
 _ERROR_FINISH = b'"error"'
 
 
-class AiSdkDecoder(Decoder):
+class AiSdkDecoder(BracketReader):
     codec = "ai-sdk"
     tag_field = "type"
     start_words = "start"
@@ -102,7 +102,6 @@ class AiSdkDecoder(Decoder):
 
     def __init__(self, framing: Framing | None = None, **options: Unpack[DecoderOptions]) -> None:
         super().__init__(framing, **options)
-        self._steps: StepJudge[Event] = StepJudge()
         self._counts = {"text": 0, "reasoning": 0}
         self._invented: dict[str, str | None] = {"text": None, "reasoning": None}
         self._approvals: dict[str, str] = {}  # approval id → call id
@@ -111,23 +110,7 @@ class AiSdkDecoder(Decoder):
         #: what came between an error and its finish (ai's own streams close the step there)
         self._after_error: list[Event] = []
 
-    # -- implied step brackets (as nest's decoder) -------------------------------------------
-
-    def _push(self, event: Event, out: EventSink) -> None:
-        t = type(event)
-        steps = self._steps
-        if (t is StepStart or t is StepFinish) and not self._from_carrier and _bare(event) and steps.holds(t):
-            steps.hold(t, event)
-            return
-        if steps.pending:
-            self._settle(t, out)
-        steps.follow(t)
-        super()._push(event, out)
-
-    def _settle(self, following: type | None, out: EventSink) -> None:
-        for _, bracket, implied in self._steps.settle(following):
-            bracket.synthetic = implied
-            super()._push(bracket, out)
+    # -- implied step brackets (read as nest's: :class:`..steps.BracketReader`) ----------------
 
     def _finish(self, out: EventSink) -> None:
         pending, self._error = self._error, None
@@ -136,8 +119,7 @@ class AiSdkDecoder(Decoder):
             self._push(event, out)
         if pending is not None and not self.terminated:
             self._push(self._error_terminal(pending, {}), out)
-        if self._steps.pending:
-            self._settle(None, out)
+        self._settle_at_end(out)
 
     def _trailing(self, frame: Frame) -> None:
         """After the terminal only ``[DONE]`` is expected (and the ``finish`` that closes an
@@ -361,7 +343,3 @@ class AiSdkDecoder(Decoder):
     @reads(FinishW)
     def _on_finish(self, w: FinishW, extra: Members) -> list[Event]:
         return with_extra(Terminal(status="succeeded"), extra)
-
-
-def _bare(event: Event) -> bool:
-    return event == StepStart() if type(event) is StepStart else event == StepFinish()

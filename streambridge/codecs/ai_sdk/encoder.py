@@ -61,8 +61,7 @@ from ...events import (
 from ..carrier import TOOL_EVENTS, Payload
 from ..encoder import Encoder, handles
 from ..envelope import envelope_decoder, input_of, json_encode
-from ..nest.steps import BracketWriter, StepJudge
-from ..nest.wire import bare
+from ..steps import BracketWriter, StepJudge, bare
 from ..synthetic import invented_call, invented_start, rederived_start
 from ..terminals import DEFAULT_MESSAGES, TRUNCATED_CODE, TRUNCATED_MESSAGE, says_only_outcome
 from .profiles import V7, Profile

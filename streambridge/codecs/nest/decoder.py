@@ -33,14 +33,14 @@ from ...events import (
     Usage,
 )
 from ..artifacts import read_component
-from ..decoder import Decoder, DecoderOptions, Members, reads, with_extra
+from ..decoder import DecoderOptions, Members, reads, with_extra
 from ..envelope import decode_envelope, decode_known, raw_str, splice_extra, split_extra
 from ..errors import FrameProblem
 from ..framing import Frame, Framing
 from ..sinks import EventSink
+from ..steps import BracketReader
 from ..synthetic import is_derived, read_call
 from ..terminals import canonical_failure, status_for_code
-from .steps import STEP_STATE, StepJudge
 from .wire import (
     _K,
     REJECTED,
@@ -67,7 +67,6 @@ from .wire import (
     ToolOutputErrorW,
     ToolOutputW,
     UiW,
-    bare,
 )
 
 _KINDS: dict[str, type[_K]] = {c.__struct_config__.tag: c for c in NestFrame.__args__}
@@ -95,9 +94,9 @@ def _usage_in(u: NestUsage | UnsetType) -> Usage | UnsetType:
     )
 
 
-class NestDecoder(Decoder):
+class NestDecoder(BracketReader):
     """Reads the bare step brackets a nest encoder writes by itself as synthetic (see
-    :mod:`.steps`); such a bracket waits for the event after it. A carried bracket is
+    :mod:`..steps`); such a bracket waits for the event after it. A carried bracket is
     what its carrier says."""
 
     codec = "nest"
@@ -111,49 +110,11 @@ class NestDecoder(Decoder):
         super().__init__(framing, **options)
         self._cancelled = False
         self._cancelled_id: str | UnsetType = UNSET
-        self._steps: StepJudge[Event] = StepJudge()
 
     _hot_decoder = _frame_decoder  # a data frame of a known kind with no unknown fields
     _invents_input_start = False  # nest says tool-input-start
     _hot_text = TextW
     _hot_reasoning = ReasoningW
-
-    # -- implied step brackets -------------------------------------------------------------
-
-    def _push(self, event: Event, out: EventSink) -> None:
-        self._deliver(event, out, carried=self._from_carrier)
-
-    def _accept(self, event: Event) -> None:
-        t = type(event)
-        steps = self._steps
-        if steps.pending or t is StepStart or t is StepFinish:
-            self._deliver(event, self._out, carried=False)
-            return
-        if t in STEP_STATE:  # a tool call (never a terminal or primary text on this path)
-            steps.follow(t)
-        super()._accept(event)
-
-    def _deliver(self, event: Event, out: EventSink, *, carried: bool) -> None:
-        t = type(event)
-        steps = self._steps
-        if (t is StepStart or t is StepFinish) and not carried and bare(event) and steps.holds(t):
-            steps.hold(t, event)
-            return
-        if steps.pending:
-            self._settle(t, out)
-        steps.follow(t)
-        super()._push(event, out)
-
-    def _before_deltas(self, reasoning: bool) -> None:
-        t = ReasoningDelta if reasoning else TextDelta
-        if self._steps.pending:
-            self._settle(t, self._out)
-        self._steps.follow(t)
-
-    def _settle(self, following: type | None, out: EventSink) -> None:
-        for _, bracket, implied in self._steps.settle(following):
-            bracket.synthetic = implied
-            super()._push(bracket, out)
 
     def _decode(self, frame: Frame) -> list[Event]:
         data = frame.data
@@ -172,8 +133,7 @@ class NestDecoder(Decoder):
         return events
 
     def _finish(self, out: EventSink) -> None:
-        if self._steps.pending:
-            self._settle(None, out)
+        self._settle_at_end(out)
         if self._cancelled and not self.terminated:
             self._push(Terminal(status="cancelled", synthetic=True), out)
 

@@ -6,12 +6,6 @@ from typing import Literal
 
 from msgspec import UNSET, Raw, Struct, UnsetType
 
-from ...events import (
-    Event,
-    StepFinish,
-    StepStart,
-)
-
 _W = {"kw_only": True, "omit_defaults": True, "rename": "camel", "forbid_unknown_fields": True, "gc": False}
 
 
@@ -171,12 +165,3 @@ _CARRIER_KIND = b'{"kind":"'
 class NdjsonNamed(Struct):
     event: str
     data: Raw
-
-
-_BARE_START = StepStart()
-_BARE_FINISH = StepFinish()
-
-
-def bare(event: Event) -> bool:
-    """A step bracket with nothing but its kind (no usage, no id, no unknown field)."""
-    return event in (_BARE_START, _BARE_FINISH)

@@ -1,4 +1,5 @@
-"""Which nest step brackets are *implied*: written by a nest encoder by itself.
+"""Implied step brackets: which step brackets an encoder writes by itself, for the protocols whose
+clients need steps around content (nest, and the AI SDK, whose readers judge steps the same).
 
 A nest encoder opens a step before content when none is open, and closes and reopens one when
 text follows a tool call in the same step (the published client needs both); it never closes a
@@ -8,24 +9,34 @@ steps drop it, and nest writes it again in the same place. A real bracket that s
 implied one would is written with a carrier, so that it comes back real.
 
 Whether a bracket is implied depends on the event after it, so a bracket that may be implied
-waits for the next event. The decoder and the encoder use this one judge: the encoder to know
-what the decoder will read from the frames it writes.
+waits for the next event. Decoders and encoders use this one judge (:class:`BracketReader`,
+:class:`BracketWriter`): an encoder to know what a decoder will read from the frames it writes.
 """
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, Unpack
 
-from ...events import Event, ReasoningDelta, StepFinish, StepStart, TextDelta, ToolCall, ToolInputStart
-from .wire import bare
+from ..events import Event, ReasoningDelta, StepFinish, StepStart, TextDelta, ToolCall, ToolInputStart
+from .decoder import Decoder, DecoderOptions
+from .framing import Framing
+from .sinks import EventSink
 
-__all__ = ["OPENS_STEP", "STEP_STATE", "BracketWriter", "StepJudge"]
+__all__ = ["OPENS_STEP", "STEP_STATE", "BracketReader", "BracketWriter", "StepJudge", "bare"]
 
 #: events before which a nest encoder opens a step when none is open
 OPENS_STEP = frozenset((TextDelta, ReasoningDelta, ToolInputStart, ToolCall, StepFinish))
 #: events that change the step state
 STEP_STATE = frozenset((StepStart, StepFinish, ToolInputStart, ToolCall, TextDelta, ReasoningDelta))
 _TEXT = (TextDelta, ReasoningDelta)
+_BARE_START = StepStart()
+_BARE_FINISH = StepFinish()
+
+
+def bare(event: Event) -> bool:
+    """A step bracket with nothing but its kind (no usage, no id, no unknown field)."""
+    return event in (_BARE_START, _BARE_FINISH)
+
 
 Item = TypeVar("Item")
 
@@ -77,6 +88,57 @@ class StepJudge(Generic[Item]):
         elif t in STEP_STATE:
             self.step_open = True
             self.tool_in_step = t is ToolInputStart or t is ToolCall
+
+
+class BracketReader(Decoder):
+    """A decoder's side of the judge: a bare bracket where an encoder would put one by itself
+    waits for the event after it, which decides whether it is read as synthetic. A carried
+    bracket is what its carrier says."""
+
+    def __init__(self, framing: Framing | None = None, **options: Unpack[DecoderOptions]) -> None:
+        super().__init__(framing, **options)
+        self._steps: StepJudge[Event] = StepJudge()
+
+    def _push(self, event: Event, out: EventSink) -> None:
+        self._deliver(event, out, carried=self._from_carrier)
+
+    def _accept(self, event: Event) -> None:
+        """An event of the hot path (never a terminal or primary text)."""
+        t = type(event)
+        steps = self._steps
+        if steps.pending or t is StepStart or t is StepFinish:
+            self._deliver(event, self._out, carried=False)
+            return
+        if t in STEP_STATE:
+            steps.follow(t)
+        super()._accept(event)
+
+    def _before_deltas(self, reasoning: bool) -> None:
+        t = ReasoningDelta if reasoning else TextDelta
+        if self._steps.pending:
+            self._settle(t, self._out)
+        self._steps.follow(t)
+
+    def _deliver(self, event: Event, out: EventSink, *, carried: bool) -> None:
+        t = type(event)
+        steps = self._steps
+        if (t is StepStart or t is StepFinish) and not carried and bare(event) and steps.holds(t):
+            steps.hold(t, event)
+            return
+        if steps.pending:
+            self._settle(t, out)
+        steps.follow(t)
+        super()._push(event, out)
+
+    def _settle(self, following: type | None, out: EventSink) -> None:
+        """The waiting brackets, decided by the type of the event after them (None: the end)."""
+        for _, bracket, implied in self._steps.settle(following):
+            bracket.synthetic = implied
+            super()._push(bracket, out)
+
+    def _settle_at_end(self, out: EventSink) -> None:
+        if self._steps.pending:
+            self._settle(None, out)
 
 
 class BracketWriter:

@@ -24,6 +24,7 @@ __all__ = [
     "PART_NAMES",
     "PRESENTED_PART",
     "REFUSED_PART",
+    "SnapshotShape",
     "part_body",
     "part_name",
     "placeholder",
@@ -76,7 +77,9 @@ def placeholder(snapshot: ArtifactSnapshot, as_: str) -> str:
 # -- a present result in a tool output -------------------------------------------------------
 
 
-class _Snapshot(Struct, rename="camel"):
+class SnapshotShape(Struct, rename="camel"):
+    """An artifact's snapshot as every protocol writes it (``{kind, mediaType, bytes, label?}``)."""
+
     kind: str
     media_type: str
     bytes: int
@@ -88,7 +91,7 @@ class _Presented(Struct):
 
     presented: bool
     ref: str
-    snapshot: _Snapshot
+    snapshot: SnapshotShape
     as_: str = msgspec.field(name="as")
 
 
@@ -125,13 +128,9 @@ def present_json(e: ArtifactPresented) -> bytes:
         + b',"as":'
         + json_encode(e.as_)
         + b',"snapshot":'
-        + _snap(e)
+        + msgspec.json.encode(e.snapshot)
         + b"}"
     )
-
-
-def _snap(e: ArtifactPresented) -> bytes:
-    return msgspec.json.encode(e.snapshot)
 
 
 # -- the data part ---------------------------------------------------------------------------
@@ -140,7 +139,7 @@ def _snap(e: ArtifactPresented) -> bytes:
 class _PartData(Struct, rename="camel", forbid_unknown_fields=True, kw_only=True):
     ref: str
     as_: str = msgspec.field(name="as")
-    snapshot: _Snapshot
+    snapshot: SnapshotShape
     tool_call_id: str | UnsetType = UNSET
     iteration: int | UnsetType = UNSET
     placeholder: str
@@ -166,11 +165,11 @@ def part_name(e: ArtifactPresented | ArtifactRefused) -> bytes:
 def part_body(e: ArtifactPresented | ArtifactRefused) -> bytes:
     """The data part's members ``"id":<ref>,"data":{…}`` (a refusal without a ref has no id).
     A presented part's data holds the placeholder, for clients that draw nothing else."""
-    if type(e) is ArtifactPresented:
+    if isinstance(e, ArtifactPresented):
         data = msgspec.json.encode(
             _PartData(
                 ref=e.ref,
-                snapshot=_Snapshot(e.snapshot.kind, e.snapshot.media_type, e.snapshot.bytes, e.snapshot.label),
+                snapshot=SnapshotShape(e.snapshot.kind, e.snapshot.media_type, e.snapshot.bytes, e.snapshot.label),
                 placeholder=placeholder(e.snapshot, e.as_),
                 as_=e.as_,
                 tool_call_id=e.tool_call_id,
@@ -178,9 +177,8 @@ def part_body(e: ArtifactPresented | ArtifactRefused) -> bytes:
             )
         )
         return b'"id":' + json_encode(e.ref) + b',"data":' + data
-    r: ArtifactRefused = e  # type: ignore[assignment]
-    data = msgspec.json.encode(_RefusedData(reason=r.reason, op=r.op, ref=r.ref, detail=r.detail, tool=r.tool))
-    head = b'"id":' + json_encode(r.ref) + b"," if isinstance(r.ref, str) else b""
+    data = msgspec.json.encode(_RefusedData(reason=e.reason, op=e.op, ref=e.ref, detail=e.detail, tool=e.tool))
+    head = b'"id":' + json_encode(e.ref) + b"," if isinstance(e.ref, str) else b""
     return head + b'"data":' + data
 
 
@@ -207,42 +205,3 @@ def read_part(name: str, members: dict[str, Raw]) -> Event | None:
         return None
     said = b",".join(b'"' + key.encode() + b'":' + bytes(raw) for key, raw in members.items())
     return event if said == part_body(event) else None
-
-
-# -- a generative-UI component (nest's ``ui`` frame) -----------------------------------------
-
-
-class _Props(Struct, forbid_unknown_fields=True):
-    ref: str
-    as_: str = msgspec.field(name="as")
-    snapshot: _Snapshot | UnsetType = UNSET
-
-
-def component_props(e: ArtifactPresented) -> bytes:
-    """The props of the component that shows an artifact: ``{ref, as, snapshot}``."""
-    return b'{"ref":' + json_encode(e.ref) + b',"as":' + json_encode(e.as_) + b',"snapshot":' + _snap(e) + b"}"
-
-
-def read_component(
-    ui_id: str, component: str, props: Raw, tool_call_id: str | UnsetType, fallback_text: str | UnsetType
-) -> ArtifactPresented | None:
-    """The artifact a UI component shows when it is exactly what an artifact is written as (id
-    the ref, component its ``as``, props ``{ref, as, snapshot}``, the placeholder as its fallback
-    text); ``None`` for any other component."""
-    if not isinstance(fallback_text, str):
-        return None
-    try:
-        p = _props.decode(props)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
-    if p.snapshot is UNSET or p.ref != ui_id or p.as_ != component:
-        return None
-    s = p.snapshot
-    snapshot = ArtifactSnapshot(kind=s.kind, media_type=s.media_type, bytes=s.bytes, label=s.label)
-    event = ArtifactPresented(ref=p.ref, as_=p.as_, snapshot=snapshot, tool_call_id=tool_call_id)
-    if bytes(props) != component_props(event) or fallback_text != placeholder(snapshot, component):
-        return None
-    return event
-
-
-_props = msgspec.json.Decoder(_Props)

@@ -32,7 +32,6 @@ from ...events import (
     UiComponent,
     Usage,
 )
-from ..artifacts import read_component
 from ..decoder import DecoderOptions, Members, reads, with_extra
 from ..envelope import decode_envelope, decode_known, raw_str, splice_extra, split_extra
 from ..errors import FrameProblem
@@ -41,6 +40,7 @@ from ..sinks import EventSink
 from ..steps import BracketReader
 from ..synthetic import is_derived, read_call
 from ..terminals import canonical_failure, status_for_code
+from .ui import read_component
 from .wire import (
     _K,
     REJECTED,

@@ -32,13 +32,14 @@ from ...events import (
     UiComponent,
     Usage,
 )
-from ..artifacts import component_props, placeholder
+from ..artifacts import placeholder
 from ..carrier import Payload, as_received
 from ..encoder import Encoder, handles
 from ..envelope import input_of, splice_extra
 from ..steps import BracketWriter, StepJudge
 from ..synthetic import invented_call, invented_start
 from ..terminals import DEFAULT_MESSAGES, STATUS_CODES, canonical_failure, says_only_outcome, status_for_code
+from .ui import component_props
 from .wire import (
     _K,
     REJECTED,

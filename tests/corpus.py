@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from streambridge.codecs import REGISTRY, get
+from streambridge.codecs import get, registered
 from streambridge.events import Event, encode_event
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,7 +22,7 @@ def golden_stem(name: str) -> str:
 #: registered without goldens, such as the test protocol of test_adding_a_protocol, have none)
 FILES = {
     c.name: file
-    for c in REGISTRY.values()
+    for c in registered().values()
     if (GOLDEN / "plain-text" / (file := f"{golden_stem(c.name)}.{c.default_framing}")).exists()
 }
 CODECS = tuple(FILES)

@@ -152,3 +152,49 @@ async def test_the_proxy_puts_any_client_in_front_of_a_new_protocol_backend(aioh
         e.text for e in decode("agentkit", golden("plain-text", "agentkit")) if type(e) is TextDelta
     ]
     assert type(events[-1]) is Terminal and events[-1].status == "succeeded"
+
+
+def test_a_broken_plugin_is_one_warning_naming_it_and_the_others_load() -> None:
+    codecs.unregister(NEW)  # (loaded again below, as a plugin)
+    environ = {"STREAMBRIDGE_PROTOCOLS": "tests.no_such_protocol, tests.protocols, tests.protocols.lines"}
+    with pytest.warns(codecs.PluginWarning) as said:
+        codecs.load_plugins(environ)
+    assert [str(w.message).split(":")[0] for w in said] == [
+        "protocol plugin 'tests.no_such_protocol' not loaded",
+        "protocol plugin 'tests.protocols' not loaded",  # a module with no CODEC
+    ]
+    assert "has no CODEC" in str(said[1].message)
+    assert codecs.get(NEW) is lines.CODEC
+
+
+def test_plugins_load_when_the_registry_is_first_asked_and_a_broken_one_is_one_line() -> None:
+    env = {
+        **os.environ,
+        "STREAMBRIDGE_PROTOCOLS": "tests.protocols.lines,tests.no_such_protocol",
+        "PYTHONPATH": str(ROOT),
+    }
+    probe = (
+        "import sys, warnings; import streambridge\n"
+        "assert 'tests.protocols.lines' not in sys.modules, 'loaded at import'\n"
+        "with warnings.catch_warnings(record=True) as said:\n"
+        "    warnings.simplefilter('always')\n"
+        "    from streambridge import codecs; names = codecs.names()\n"
+        "assert 'lines' in names and 'tests.protocols.lines' in sys.modules\n"
+        "print(len(said), said[0].message)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("1 protocol plugin 'tests.no_such_protocol' not loaded: ModuleNotFoundError")
+    cli = subprocess.run(
+        [sys.executable, "-m", "streambridge", "protocols", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert cli.returncode == 0 and '"lines"' in cli.stdout
+    assert cli.stderr.splitlines() == [
+        "streambridge: warning: protocol plugin 'tests.no_such_protocol' not loaded: "
+        "ModuleNotFoundError: No module named 'tests.no_such_protocol'"
+    ]

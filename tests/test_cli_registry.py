@@ -69,7 +69,7 @@ def test_help_lists_a_registered_codec(shout: codecs.Codec) -> None:
     def text(*args: str) -> str:
         return " ".join(invoke(*args, "--help").stdout.replace("│", " ").split())
 
-    listed = [c.name + (f" (alias {', '.join(c.aliases)})" if c.aliases else "") for c in codecs.REGISTRY.values()]
+    listed = [c.name + (f" (alias {', '.join(c.aliases)})" if c.aliases else "") for c in codecs.registered().values()]
     assert f"One of {', '.join(listed)}." in text("convert") and listed[-1] == "shout"
-    short = [c.name + "".join("/" + a for a in c.aliases) for c in codecs.REGISTRY.values()]
+    short = [c.name + "".join("/" + a for a in c.aliases) for c in codecs.registered().values()]
     assert f"({', '.join(short)})" in text()

@@ -61,7 +61,7 @@ TRANSLATED = [(s, c) for s in SCENARIOS for c in SOURCES]
 
 def require_codec() -> None:
     """Fail (never skip) while the ag-ui codec is not registered."""
-    if AG_UI not in codecs.REGISTRY:
+    if AG_UI not in codecs.registered():
         pytest.fail(f"the {AG_UI!r} codec is not registered (streambridge/codecs/ag_ui)", pytrace=False)
 
 

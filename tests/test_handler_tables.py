@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streambridge.codecs import REGISTRY, get
+from streambridge.codecs import get, registered
 from streambridge.codecs.decoder import Decoder, Members, reads, with_extra
 from streambridge.codecs.encoder import SHARED_WRITES, Encoder, field_defaults, handles
 from streambridge.events import EVENT_TYPES, ArtifactPresented, ArtifactRefused, Event, Terminal, TextDelta
@@ -25,7 +25,7 @@ def _fields(kind: type[Event]) -> set[str]:
     return {f.name for f in msgspec.structs.fields(kind)}
 
 
-@pytest.mark.parametrize("codec", list(REGISTRY))
+@pytest.mark.parametrize("codec", list(registered()))
 def test_every_handler_declares_fields_of_its_own_event_types(codec: str) -> None:
     encoder = get(codec).encoder_class
     assert encoder.handlers, f"{codec} declares no handlers"
@@ -64,7 +64,7 @@ def _probe(encoder: type[Encoder], kind: type[Event], name: str) -> type[Encoder
 LINKS = frozenset({"call_id", "tool_call_id"})
 WRITTEN = sorted(
     (codec, kind.__name__, name)
-    for codec, c in REGISTRY.items()
+    for codec, c in registered().items()
     for kind, names in c.encoder_class.writes.items()
     for name in sorted(names | c.encoder_class.writes_everywhere)
     if name in _fields(kind) and name not in SHARED_WRITES | LINKS and kind in EVENT_TYPES.values()
@@ -134,7 +134,7 @@ def test_a_handler_declares_its_types_and_fields() -> None:
 def test_every_decoder_reads_each_wire_type_of_its_union_with_a_typed_method() -> None:
     """Each decoder's table covers its protocol's wire union (checked when the class is made),
     and every reader is a method of the decoder that names its wire type in its signature."""
-    for name in REGISTRY:
+    for name in registered():
         decoder = get(name).decoder_class
         members = set(typing.get_args(decoder.wire_types))
         assert members <= set(decoder.readers), name

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import errno
 import traceback
+import warnings
 from collections.abc import Callable
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, TextIO
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -22,10 +23,10 @@ except ImportError:  # pragma: no cover - older typer uses click itself
     from click import core as click_core  # type: ignore[no-redef]  # the same module from the other place
     from click import exceptions as click_exceptions  # type: ignore[no-redef]  # likewise
 
-from .. import __version__
+from .. import __version__, codecs
 from ..codecs import StreamError
 from . import completion
-from .common import EXIT_USAGE, UserError, print_error, reader_gone, say, set_verbose, state, stream_error
+from .common import EXIT_USAGE, UserError, print_error, reader_gone, say, set_verbose, state, stream_error, warn
 from .convert import convert_command
 from .demo import demo_command
 from .diff import diff_command
@@ -211,6 +212,25 @@ if serve_command is not None:
     _register("serve", serve_command)
 
 
+def _say_plugin_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """A protocol plugin that did not load is one warning line, as the CLI says warnings."""
+    if issubclass(category, codecs.PluginWarning):
+        warn(str(message))
+    else:
+        _show_warning(message, category, filename, lineno, file, line)
+
+
+_show_warning = warnings.showwarning
+
+
 def main() -> None:
     """Console-script entry point (``streambridge``, ``python -m streambridge``)."""
+    warnings.showwarning = _say_plugin_warning
     app(prog_name="streambridge")

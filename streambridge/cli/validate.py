@@ -115,7 +115,7 @@ RULES: dict[str, tuple[str, str, str]] = {
 def all_rules() -> dict[str, tuple[str, str, str]]:
     """The validator's rules and those of every registered protocol's own (its ``Rules.catalogue``)."""
     merged = dict(RULES)
-    for codec in codecs.REGISTRY.values():
+    for codec in codecs.registered().values():
         merged.update(codec.rules.catalogue)
     return merged
 

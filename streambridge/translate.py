@@ -30,7 +30,7 @@ class _AskingSink(EncodingSink):
     __slots__ = ("asks", "held", "hold", "skip_start")
 
     def __init__(self, sink: EncodingSink, hold: bool) -> None:
-        super().__init__(sink._encoder, sink.parts)
+        super().__init__(sink.encoder, sink.parts)
         self.count = sink.count
         self.terminal = sink.terminal
         self.asks: list[ToolApprovalRequest | Elicitation] = []
@@ -39,15 +39,14 @@ class _AskingSink(EncodingSink):
         self.skip_start = False
 
     def append(self, event: Event) -> None:
-        kind = type(event)
-        if kind is ToolApprovalRequest or kind is Elicitation:
-            self.asks.append(event)  # type: ignore[arg-type]
-        elif kind is Terminal and self.hold and self.asks and self.terminal is None:
-            if event.status == "succeeded":  # type: ignore[attr-defined]
+        if type(event) is ToolApprovalRequest or type(event) is Elicitation:
+            self.asks.append(event)
+        elif type(event) is Terminal and self.hold and self.asks and self.terminal is None:
+            if event.status == "succeeded":
                 self.count += 1
-                self.held = event  # type: ignore[assignment]
+                self.held = event
                 return
-        elif kind is RunStart and self.skip_start:
+        elif type(event) is RunStart and self.skip_start:
             self.skip_start = False  # the resumed run's start: the client's run goes on
             self.count += 1
             return
@@ -72,7 +71,7 @@ class Translator:
         self.target = get(target)
         self.decoder = self.source.decoder(source_framing, strict=strict, max_event_size=max_event_size)
         self.encoder = self.target.encoder(target_framing, **encoder_options)
-        self.encoder.share_text(self.decoder)  # every event reaches it as soon as it is decoded
+        self.encoder.share_text(self.decoder.answer)  # every event reaches it as soon as it is decoded
         self._sink = self.encoder.sink([])  # what the decoder writes into, for every chunk
         self._fed = False
         self._closed = False
@@ -151,7 +150,7 @@ class Translator:
         )
         self.decoder.continues(previous)
         self.decoder.diagnostics = previous.take_diagnostics()
-        self.encoder.share_text(self.decoder)
+        self.encoder.share_text(self.decoder.answer)
         sink.held, sink.skip_start = None, True
         sink.asks.clear()
 
@@ -172,7 +171,7 @@ class Translator:
             raise RuntimeError("the source framing cannot change after input was fed")
         decoder = self.decoder
         self.decoder = self.source.decoder(framing, strict=decoder.strict, max_event_size=decoder.max_event_size)
-        self.encoder.share_text(self.decoder)
+        self.encoder.share_text(self.decoder.answer)
 
     def abort(self, terminal: Terminal) -> bytes:
         """End the output now with this terminal (a fault the caller saw), unless one was written.

@@ -235,7 +235,8 @@ class Decoder:
     def _no_terminal(self) -> None:
         """Strict mode at the end of input without a terminal: where the terminal was due."""
         parser = self._parser  # after close, the real parser (a detector has handed over)
-        frames, end = parser.frames_seen, parser.consumed  # type: ignore[union-attr]
+        assert not isinstance(parser, FramingDetector)
+        frames, end = parser.frames_seen, parser.consumed
         after = f"after frame {frames}" if frames else "before any frame"
         words = f" ({self.terminal_words})" if self.terminal_words else ""
         expected = f"a terminal event before the end of input{words}; the input ended {after} without one"
@@ -279,7 +280,7 @@ class Decoder:
 
     #: the hot path's decoder of plain frames of known kinds (None where a codec has none), and
     #: its text and reasoning delta wire types (whose ``text`` is the delta)
-    _hot_decoder: ClassVar[msgspec.json.Decoder | None] = None
+    _hot_decoder: ClassVar[msgspec.json.Decoder[Any] | None] = None
     _hot_text: ClassVar[type] = type(None)
     _hot_reasoning: ClassVar[type] = type(None)
 
@@ -308,7 +309,9 @@ class Decoder:
         hand each run of primary text (or reasoning) deltas to the output in one call, which an
         encoding sink writes without making an event per delta. ``ids`` (each frame's own
         ``id: <digits>`` line) become the events' ``event_id``."""
-        decode = self._hot_decoder.decode  # type: ignore[union-attr]
+        hot_decoder = self._hot_decoder
+        assert hot_decoder is not None  # (the hot path is on only for a codec that has one)
+        decode = hot_decoder.decode
         text_type, reasoning_type = self._hot_text, self._hot_reasoning
         owner = self._text_owner
         run: list[str] = []
@@ -410,28 +413,31 @@ class Decoder:
             message = f"{type(event).__name__} event after the terminal event ignored"
             keep(self.diagnostics, Diagnostic(self.codec, "after-terminal", message))
             return
-        kind = type(event)
         self._begun = True
-        if self._early and kind is not RunStart:
+        if self._early and type(event) is not RunStart:
             self._flush_early(out)
-        if kind is TextDelta:
+        if type(event) is TextDelta:
             if event.message_id is UNSET:
-                self._text.append(event.text)  # type: ignore[attr-defined]
-        elif kind is ToolCall or kind is ToolInputStart:
-            self._calls.add(event.call_id)  # type: ignore[attr-defined]
-        elif kind is ToolInputDelta:
-            if self._invents_input_start and event.call_id not in self._calls:  # type: ignore[attr-defined]
-                self._calls.add(event.call_id)  # type: ignore[attr-defined]
-                out.append(announcement(ToolInputStart, event.call_id))  # type: ignore[attr-defined]
-        elif kind is Terminal:
-            read_terminal(event)  # type: ignore[arg-type]
-            self._terminated = True
-            if event.text is UNSET and event.message_id is UNSET:  # type: ignore[attr-defined]
-                event.text = self._pieces.text()  # type: ignore[attr-defined]
+                self._text.append(event.text)
+        elif type(event) is ToolCall or type(event) is ToolInputStart:
+            self._calls.add(event.call_id)
+        elif type(event) is ToolInputDelta:
+            if self._invents_input_start and event.call_id not in self._calls:
+                self._calls.add(event.call_id)
+                out.append(announcement(ToolInputStart, event.call_id))
+        elif type(event) is Terminal:
+            self._end(event)
         out.append(event)
         self._follow_artifacts(event, out)
         if self._early:  # bad frames that came before the run start follow it
             self._flush_early(out)
+
+    def _end(self, end: Terminal) -> None:
+        """The terminal: read into its canonical form, and given the answer when it says none."""
+        read_terminal(end)
+        self._terminated = True
+        if end.text is UNSET and end.message_id is UNSET:
+            end.text = self._pieces.text()
 
     def _follow_artifacts(self, event: Event, out: EventSink) -> None:
         """A tool output that is a ``present`` result presents its artifact, unless the stream

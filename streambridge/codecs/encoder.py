@@ -19,12 +19,14 @@ from ..events import (
     Terminal,
     TextDelta,
     ToolCall,
+    ToolDenied,
+    ToolError,
     ToolInputDelta,
     ToolInputStart,
+    ToolOutput,
 )
 from .artifacts import part_body, part_name
 from .carrier import BARE_STRUCTURE, NEEDS_CARE, Payload, carrier_body, carrier_name, is_id_line, verbatim_payloads
-from .decoder import Decoder
 from .envelope import json_encode
 from .errors import Diagnostic, keep
 from .framing import (
@@ -38,6 +40,7 @@ from .terminals import truncation_terminal, wire_terminal
 from .textpath import TextPieces
 
 _Method = TypeVar("_Method", bound=Callable[..., None])
+_HANDLES = "__handles__"
 
 #: the fields the shared encoder writes for every event (``_put``): its SSE id and the members
 #: it received with unknown fields inside
@@ -56,7 +59,7 @@ def handles(*types: type[Event], writes: Iterable[str] = ()) -> Callable[[_Metho
     encoder carry the event: a field added to the model later is carried, never dropped."""
 
     def mark(method: _Method) -> _Method:
-        method.__handles__ = (types, frozenset(writes))  # type: ignore[attr-defined]
+        setattr(method, _HANDLES, (types, frozenset(writes)))
         return method
 
     return mark
@@ -76,61 +79,31 @@ def field_defaults(kind: type[Event]) -> dict[str, Any]:
 
 
 class EncodingSink:
-    """A list-like target for a decoder that encodes every event as it is appended, so a
-    translation needs no intermediate event list (the decoder appends, the encoder writes)."""
+    """A list-like target for a decoder (an :class:`~streambridge.codecs.sinks.DeltaSink`) that
+    encodes every event as it is appended, so a translation needs no intermediate event list (the
+    decoder appends, the encoder writes). It counts the events and keeps the terminal."""
 
-    __slots__ = ("_encoder", "count", "parts", "terminal")
+    __slots__ = ("count", "encoder", "parts", "terminal")
 
     def __init__(self, encoder: Encoder, parts: list[bytes]) -> None:
-        self._encoder = encoder
+        self.encoder = encoder
         self.parts = parts
         self.count = 0
         self.terminal: Terminal | None = None
 
     def deltas(self, texts: list[str], reasoning: bool = False, ids: Sequence[bytes] | None = None) -> None:
-        """A run of plain text (or reasoning) deltas of the primary message, written without
-        making events when the encoder can write them as they stand (the hot path of every
-        translation: deltas are nearly all of a stream). ``ids`` are the frames' own
-        ``id: <digits>`` lines, written back before each delta's frame in SSE output."""
-        encoder = self._encoder
-        if not encoder._text_ready or (ids is not None and not encoder._sse):
+        """A run of plain primary deltas: written as a run when the encoder can (see
+        :meth:`Encoder.write_deltas`), else appended one event each."""
+        if self.encoder.write_deltas(self.parts, texts, reasoning, ids):
+            self.count += len(texts)
+        else:
             append_deltas(self, texts, reasoning, ids)
-            return
-        if encoder._owed:
-            encoder._pay(self.parts)
-        # writing plain deltas changes no encoder state, so the whole run is one join
-        self.count += len(texts)
-        if reasoning:
-            head = encoder._reasoning_head
-        else:
-            head = encoder._text_head
-            if encoder._own_text:
-                encoder._text.extend(texts)
-        tail = encoder._text_tail
-        if ids is not None:  # numbered frames: each delta's frame after its own id line
-            self.parts.append(
-                b"".join([line + b"\n" + head + json_encode(t) + tail for t, line in zip(texts, ids, strict=True)])
-            )
-        elif len(texts) == 1:  # a chunk of one frame, as a live upstream writes them
-            self.parts.append(head + json_encode(texts[0]) + tail)
-        else:
-            self.parts.append(head + (tail + head).join(map(json_encode, texts)) + tail)
 
     def append(self, event: Event) -> None:
         self.count += 1
-        encoder = self._encoder
-        if type(event) is TextDelta and encoder._started and not encoder._terminated:
-            frame = encoder._fast_text(event)
-            if frame is not None:
-                if encoder._owed:
-                    encoder._pay(self.parts)
-                if event.message_id is UNSET and encoder._own_text:
-                    encoder._text.append(event.text)
-                self.parts.append(frame)
-                return
-        elif type(event) is Terminal and self.terminal is None:
+        if type(event) is Terminal and self.terminal is None:
             self.terminal = event
-        encoder._event(event, self.parts)
+        self.encoder.write(event, self.parts)
 
 
 #: (``message_id``, ``extra`` and ``synthetic`` too: the handler decides when they need a carrier)
@@ -162,7 +135,7 @@ class Encoder:
         handlers = dict(cls.handlers)
         writes = dict(cls.writes)
         for name in dir(cls):
-            declared = getattr(getattr(cls, name, None), "__handles__", None)
+            declared = getattr(getattr(cls, name, None), _HANDLES, None)
             if declared is not None:
                 kinds, names = declared
                 fields = {kind: frozenset(field_defaults(kind)) for kind in kinds}
@@ -230,12 +203,55 @@ class Encoder:
         """Keep the collected answer text small (see :class:`TextPieces`); called per batch."""
         self._pieces.compact()
 
-    def share_text(self, decoder: Decoder) -> None:
-        """Use the decoder's collected text instead of collecting it again: valid only when
-        every event reaches this encoder as soon as the decoder has it (a Translator's sink)."""
-        self._pieces = decoder.answer
-        self._text = self._pieces.pieces
+    def share_text(self, answer: TextPieces) -> None:
+        """Use the answer text a decoder collects (``Decoder.answer``) instead of collecting it
+        again: valid only when every event reaches this encoder as soon as the decoder has it (a
+        Translator's sink)."""
+        self._pieces = answer
+        self._text = answer.pieces
         self._own_text = False
+
+    def write(self, event: Event, parts: list[bytes]) -> None:
+        """Encode one event into ``parts`` (a plain primary text delta on the fast path)."""
+        if type(event) is TextDelta and self._started and not self._terminated:
+            frame = self._fast_text(event)
+            if frame is not None:
+                if self._owed:
+                    self._pay(parts)
+                if event.message_id is UNSET and self._own_text:
+                    self._text.append(event.text)
+                parts.append(frame)
+                return
+        self._event(event, parts)
+
+    def write_deltas(
+        self, parts: list[bytes], texts: list[str], reasoning: bool = False, ids: Sequence[bytes] | None = None
+    ) -> bool:
+        """Write a run of plain primary text (or reasoning) deltas with no event per delta, when
+        the protocol's state lets them be written as they stand (the hot path of every
+        translation: deltas are nearly all of a stream); False when they need events instead.
+        ``ids`` are the frames' own ``id: <digits>`` lines, written before each delta's frame in SSE."""
+        if not self._text_ready or (ids is not None and not self._sse):
+            return False
+        if self._owed:
+            self._pay(parts)
+        # writing plain deltas changes no encoder state, so the whole run is one join
+        if reasoning:
+            head = self._reasoning_head
+        else:
+            head = self._text_head
+            if self._own_text:
+                self._text.extend(texts)
+        tail = self._text_tail
+        if ids is not None:  # numbered frames: each delta's frame after its own id line
+            parts.append(
+                b"".join([line + b"\n" + head + json_encode(t) + tail for t, line in zip(texts, ids, strict=True)])
+            )
+        elif len(texts) == 1:  # a chunk of one frame, as a live upstream writes them
+            parts.append(head + json_encode(texts[0]) + tail)
+        else:
+            parts.append(head + (tail + head).join(map(json_encode, texts)) + tail)
+        return True
 
     def close(self) -> bytes:
         """End of output: guarantees exactly one terminal in the stream."""
@@ -321,10 +337,7 @@ class Encoder:
         such members make a carrier.
         """
         if native:
-            for name, default in self.unwritten.get(type(event), ()):
-                if getattr(event, name) != default:  # no handler writes it: carried, never dropped
-                    native = False
-                    break
+            native = self._writes_every_field(event)
         if event.verbatim is not UNSET:
             if event.verbatim.origin == self.codec:
                 payloads = verbatim_payloads(payloads, event.verbatim.members)
@@ -345,15 +358,27 @@ class Encoder:
             parts.append(self._carry(event, len(covered) + len(payloads), line_id, whole=bool(covered)))
             parts.extend(covered)
             line_id = ""
-        frame_id = "" if amend and not native else line_id  # an amending carrier says the id
-        for payload in payloads:
-            if type(payload) is tuple:
-                parts.append(self._emit(payload[1], payload[0], frame_id))
-            else:
-                parts.append(self._emit(payload, "", frame_id))  # type: ignore[arg-type]
-            frame_id = ""
+        self._emit_all(parts, payloads, "" if amend and not native else line_id)  # an amending carrier says the id
         if not native and amend:
             parts.append(self._carry(event, 0, line_id))
+
+    def _writes_every_field(self, event: Event) -> bool:
+        """Whether no field that no handler writes is set (such a field is carried, never dropped)."""
+        for name, default in self.unwritten.get(type(event), ()):
+            if getattr(event, name) != default:
+                break
+        else:
+            return True
+        return False
+
+    def _emit_all(self, parts: list[bytes], payloads: list[Payload], frame_id: str) -> None:
+        """The payloads framed, the first after the event's ``id:`` line when it has one."""
+        for payload in payloads:
+            if isinstance(payload, tuple):
+                parts.append(self._emit(payload[1], payload[0], frame_id))
+            else:
+                parts.append(self._emit(payload, "", frame_id))
+            frame_id = ""
 
     def _emit(self, payload: bytes, name: str, event_id: str = "") -> bytes:
         """One framed frame, after its ``id:`` line when it has an id (an encoder numbering frames does so here)."""
@@ -415,36 +440,49 @@ class Encoder:
             self._started = True
             self._first = event
             self._begin(event, parts)
-        t = type(event)
-        if t in NEEDS_CARE:
-            if t is TextDelta:
-                if event.message_id is UNSET and self._own_text:
-                    self._text.append(event.text)  # type: ignore[attr-defined]
-            elif t is Terminal:
-                if event.text is UNSET and event.message_id is UNSET:  # type: ignore[attr-defined]
-                    event = msgspec.structs.replace(event, text=self._assembled())  # as every decoder fills it
-                event = wire_terminal(event)  # type: ignore[arg-type]
-            elif t is ToolInputDelta:
-                if event.call_id not in self._announced and self._says_input_start:  # type: ignore[attr-defined]
-                    self._announced.add(event.call_id)  # type: ignore[attr-defined]
-                    self._handle(announcement(ToolInputStart, event.call_id), parts)  # type: ignore[attr-defined]
-            else:  # a tool outcome
-                self._announce(event.call_id, parts)  # type: ignore[attr-defined]
-        if t is ToolInputStart and not self._says_input_start and invented_call(event):
-            return  # invented for an input delta: this protocol's decoder invents it again
-        if t is ToolCall and event.call_id in self._announced and invented_call(event):  # type: ignore[attr-defined]
-            return  # an invented announcement of a call this output announced already
-        if t is TextDelta and event.synthetic and event.message_id is UNSET and not self._terminal_says_text:
-            self._whole_text.append(event)  # made from the source's terminal, which follows
-            self._text_ready = False
+        if type(event) in NEEDS_CARE:
+            event = self._cared(event, parts)
+        if self._skips(event):
             return
         if self._whole_text:
-            self._write_whole_text(parts, for_terminal=t is Terminal)
+            self._write_whole_text(parts, for_terminal=type(event) is Terminal)
         self._handle(event, parts)
-        if t is ToolCall or t is ToolInputStart:
-            self._announced.add(event.call_id)  # type: ignore[attr-defined]
-        elif t is Terminal:
+        if type(event) is ToolCall or type(event) is ToolInputStart:
+            self._announced.add(event.call_id)
+        elif type(event) is Terminal:
             self._terminated = True
             self._text_ready = False
             return
         self._text_ready = self._plain_text_ok()
+
+    def _cared(self, event: Event, parts: list[bytes]) -> Event:
+        """What every protocol does before its handler sees an event of :data:`NEEDS_CARE`:
+        the answer text collected, a terminal in its wire form, a tool call announced."""
+        if type(event) is TextDelta:
+            if event.message_id is UNSET and self._own_text:
+                self._text.append(event.text)
+        elif type(event) is Terminal:
+            if event.text is UNSET and event.message_id is UNSET:
+                event = msgspec.structs.replace(event, text=self._assembled())  # as every decoder fills it
+            return wire_terminal(event)
+        elif type(event) is ToolInputDelta:
+            if event.call_id not in self._announced and self._says_input_start:
+                self._announced.add(event.call_id)
+                self._handle(announcement(ToolInputStart, event.call_id), parts)
+        elif type(event) is ToolOutput or type(event) is ToolError or type(event) is ToolDenied:
+            self._announce(event.call_id, parts)
+        return event
+
+    def _skips(self, event: Event) -> bool:
+        """Events this encoder does not write: an invented announcement its protocol's decoder
+        invents again (or that announces a call already announced), and text a decoder made
+        from its source's terminal, held until that terminal comes."""
+        if type(event) is ToolInputStart:
+            return not self._says_input_start and invented_call(event)
+        if type(event) is ToolCall:
+            return event.call_id in self._announced and invented_call(event)
+        if type(event) is TextDelta and event.synthetic and event.message_id is UNSET and not self._terminal_says_text:
+            self._whole_text.append(event)  # made from the source's terminal, which follows
+            self._text_ready = False
+            return True
+        return False

@@ -137,7 +137,7 @@ def verbatim_members(wire: msgspec.Struct, original: dict[str, Raw]) -> dict[str
 
 
 @functools.cache
-def _lenient_decoder(cls: type[msgspec.Struct]) -> msgspec.json.Decoder:
+def _lenient_decoder(cls: type[msgspec.Struct]) -> msgspec.json.Decoder[Any]:
     return msgspec.json.Decoder(_lenient_type(cls))
 
 
@@ -165,5 +165,5 @@ def _lenient_type(tp: Any) -> Any:
     if origin in (typing.Union, types.UnionType):
         return typing.Union[tuple(_lenient_type(a) for a in typing.get_args(tp))]  # noqa: UP007
     if origin is list:
-        return list[_lenient_type(typing.get_args(tp)[0])]  # type: ignore[misc]
+        return types.GenericAlias(list, (_lenient_type(typing.get_args(tp)[0]),))
     return tp

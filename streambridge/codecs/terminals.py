@@ -90,12 +90,12 @@ DEFAULT_MESSAGES: dict[str, str] = {
 }
 
 
-def default_failure(status: str) -> Failure:
+def default_failure(status: RunStatus) -> Failure:
     """The failure an encoder attaches when a non-success terminal came without one."""
-    return Failure(status=status, message=DEFAULT_MESSAGES[status], code=STATUS_CODES[status])  # type: ignore[arg-type]
+    return Failure(status=status, message=DEFAULT_MESSAGES[status], code=STATUS_CODES[status])
 
 
-def canonical_failure(status: str, failure: Failure | UnsetType) -> Failure | UnsetType:
+def canonical_failure(status: RunStatus, failure: Failure | UnsetType) -> Failure | UnsetType:
     """A failure equal to the default one for its status is the same as none (one canonical form)."""
     if failure is not UNSET and status != "succeeded" and failure == default_failure(status):
         return UNSET

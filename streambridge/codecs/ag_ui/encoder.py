@@ -460,7 +460,7 @@ class AgUiEncoder(Encoder):
         t = type(event)
         stop = t is ToolApprovalRequest or t is Elicitation  # (it decides in _stop)
         if self._waiting and not stop:
-            if t is Terminal and self._finishes_natively(event):  # type: ignore[arg-type]
+            if type(event) is Terminal and self._finishes_natively(event):
                 waiting, self._waiting = self._waiting, []
                 for said in waiting:  # said by the outcome: a field it has no place for still gets the carrier
                     self._put(parts, said, [], True)
@@ -524,10 +524,12 @@ class AgUiEncoder(Encoder):
     def _terminal(self, e: Terminal, parts: list[bytes]) -> None:
         """``RUN_FINISHED`` (success, the interrupts still waiting, or cancelled) after closing
         everything open; ``RUN_ERROR {message, code}`` for a failure."""
-        ends: list[Payload] = [end for kind in ("text", "reasoning") if (end := self._invented_end(kind)) is not None]
-        if not self._covered:  # (else they follow the answer that came whole, under its carrier)
-            parts.extend(self._emit(end, "") for end in ends)  # type: ignore[arg-type]  # (bytes: made here)
-            ends = []  # not the terminal's frames: its id goes on its own
+        ended = [end for kind in ("text", "reasoning") if (end := self._invented_end(kind)) is not None]
+        ends: list[Payload] = []
+        if self._covered:  # they follow the answer that came whole, under its carrier
+            ends += ended
+        else:  # not the terminal's frames: its id goes on its own
+            parts.extend(self._emit(end, "") for end in ended)
         native = _plain(e) and says_only_outcome(e, self._assembled(), ("result",))
         if e.status in ("succeeded", "cancelled"):
             frames = self._close_all()

@@ -105,28 +105,27 @@ class Tally:
         self.meta = _encode(EventMeta(run_id=run_id, session_id=session_id))
 
     def observe(self, event: Event) -> None:
-        t = type(event)
-        if t is TextDelta:
+        if type(event) is TextDelta:
             self.tokens += 1  # every token frame, another message's too
             if event.message_id is UNSET:
-                self.primary_token(event.text)  # type: ignore[attr-defined]
-        elif t is ReasoningDelta:
+                self.primary_token(event.text)
+        elif type(event) is ReasoningDelta:
             self.thinking += 1
-        elif t is StepStart:
+        elif type(event) is StepStart:
             self.iteration += 1
             self.tokens = self.thinking = self.call_tools = 0
             self.call_text = TextPieces([])
-        elif t is ToolCall:
+        elif type(event) is ToolCall:
             self.call_tools += 1
-            self.tool_names[event.call_id] = event.name  # type: ignore[attr-defined]
-        elif t is Elicitation:
+            self.tool_names[event.call_id] = event.name
+        elif type(event) is Elicitation:
             self.pauses += 1
-        elif t is StepFinish:
+        elif type(event) is StepFinish:
             self.tokens = self.thinking = self.call_tools = 0
             self.call_text = TextPieces([])
-            if event.usage is not UNSET:  # type: ignore[attr-defined]
-                self.total_input += event.usage.input_tokens or 0  # type: ignore[attr-defined]
-                self.total_output += event.usage.output_tokens or 0  # type: ignore[attr-defined]
+            if event.usage is not UNSET:
+                self.total_input += event.usage.input_tokens or 0
+                self.total_output += event.usage.output_tokens or 0
 
     def primary_token(self, text: str) -> None:
         """A token of the turn's own message (its frame is counted by the caller)."""
@@ -197,13 +196,13 @@ def _tool_start(e: ToolCall, tally: Tally) -> tuple[str, msgspec.Struct]:
 
 
 def _tool_end(e: ToolOutput | ToolError | ToolDenied, tally: Tally) -> tuple[str, msgspec.Struct]:
-    if type(e) is ToolOutput:
+    if isinstance(e, ToolOutput):
         return "stream.tool_end", ToolEndP(tool_call_id=e.call_id, result=e.output)
-    if type(e) is ToolError:
+    if isinstance(e, ToolError):
         result = e.output if e.output is not UNSET else Raw(_encode(e.error))
         return "stream.tool_end", ToolEndP(tool_call_id=e.call_id, result=result, error=True)
     # a denial: nothing ran; a reader sees a failed call (the carrier says it was denied)
-    reason = e.reason if e.reason is not UNSET else "denied"  # type: ignore[union-attr]
+    reason = e.reason if e.reason is not UNSET else "denied"
     return "stream.tool_end", ToolEndP(tool_call_id=e.call_id, result=Raw(_encode(reason)), error=True)
 
 

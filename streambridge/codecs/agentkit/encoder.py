@@ -315,10 +315,9 @@ class AgentkitEncoder(Encoder):
         if raw == b"null":
             text: str | UnsetType = UNSET
         else:
-            text = raw_str(e.output)  # type: ignore[assignment]
-            if text is None:
-                text, native = raw.decode(), False
-            elif str_encode(text) != raw:  # read back as msgspec writes the string ("é", not "\u00e9")
+            said = raw_str(e.output)
+            text = raw.decode() if said is None else said
+            if said is None or str_encode(said) != raw:  # read back as msgspec writes it ("é", not "\u00e9")
                 native = False
         w = ToolResultW(message_id=self._mid(e), call_id=e.call_id, status="succeeded", result_text=text)
         self._put(parts, e, [self._wire(w, e)], native)

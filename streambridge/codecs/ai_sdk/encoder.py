@@ -135,7 +135,9 @@ class AiSdkEncoder(BracketWriter, Encoder):
     # -- frames ---------------------------------------------------------------------------
 
     def _chunk(self, w: Chunk, event: Event) -> tuple[bytes, bool]:
-        return self._splice(_encode(w), event, w.__struct_config__.tag)  # type: ignore[arg-type]
+        tag = w.__struct_config__.tag
+        assert isinstance(tag, str)  # (every chunk type has its string tag)
+        return self._splice(_encode(w), event, tag)
 
     def _splice(self, payload: bytes, e: Event, kind: str) -> tuple[bytes, bool]:
         """A chunk with the event's unknown members that the profile lets a chunk of this type
@@ -185,10 +187,10 @@ class AiSdkEncoder(BracketWriter, Encoder):
         held = self._held_finish
         if held is not None:
             self._held_finish = None
-            if t is Terminal and self._fails_in_step(e, held):  # type: ignore[arg-type]
+            if type(e) is Terminal and self._fails_in_step(e, held):
                 self._open_step(parts)  # a step's end says a step was open
                 self._reader(Terminal, parts)
-                self._failed_step(e, parts)  # type: ignore[arg-type]
+                self._failed_step(e, parts)
                 return
             self._step_finish(held, parts)
         if t is not StepStart and t is not StepFinish and (not e.synthetic or t in _OPENS_TOOL):
@@ -210,8 +212,8 @@ class AiSdkEncoder(BracketWriter, Encoder):
             self._close_invented("reasoning", parts)
             if t in _OPENS_TOOL:
                 self._open_step(parts)
-            elif t is ToolApprovalRequest:
-                self._announce(e.call_id, parts)  # type: ignore[attr-defined]
+            elif type(e) is ToolApprovalRequest:
+                self._announce(e.call_id, parts)
         self._reader(t, parts)
 
     def _open_step(self, parts: list[bytes]) -> None:
@@ -256,8 +258,8 @@ class AiSdkEncoder(BracketWriter, Encoder):
             else:
                 self._close_step(parts)
             return
-        if t is StepFinish:
-            self._held_finish = e  # type: ignore[assignment]  # an error terminal may follow (see _failed_step)
+        if type(e) is StepFinish:
+            self._held_finish = e  # an error terminal may follow (see _failed_step)
             return
         self._set_step(open_=True)
         self._bracket(t, e, parts)
@@ -413,8 +415,8 @@ class AiSdkEncoder(BracketWriter, Encoder):
         native = native and (input_error or (e.status is UNSET and failure is UNSET))
         raw_input, native, carried = input_of(e, native)  # (carried in the spelling read back)
         w: Chunk
-        if input_error:
-            w = ToolInputErrorW(tool_call_id=e.call_id, tool_name=e.name, input=raw_input, error_text=failure.message)  # type: ignore[union-attr]
+        if input_error and failure is not UNSET:
+            w = ToolInputErrorW(tool_call_id=e.call_id, tool_name=e.name, input=raw_input, error_text=failure.message)
         else:
             w = ToolInputAvailableW(tool_call_id=e.call_id, tool_name=e.name, input=raw_input)
         payload, ok = self._chunk(w, e)

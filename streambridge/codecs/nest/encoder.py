@@ -194,8 +194,8 @@ class NestEncoder(BracketWriter, Encoder):
         if run_id is UNSET and not resumed:
             run_id = self._derived("run-")
         thread_id = start.thread_id
-        if thread_id is UNSET and not resumed:
-            thread_id = "thr-" + run_id  # type: ignore[operator]
+        if thread_id is UNSET and isinstance(run_id, str):  # (a re-attach names no thread)
+            thread_id = "thr-" + run_id
         native = invented_start(start) or (
             (start.run_id is not UNSET or resumed)
             and (start.resumed is UNSET or (resumed and start.thread_id is UNSET))
@@ -225,12 +225,12 @@ class NestEncoder(BracketWriter, Encoder):
         """A source's bracket that a reader would take for implied gets a carrier: it is real."""
         if e is None:
             parts.append(self._emit(_STEP_START_FRAME if t is StepStart else _STEP_FINISH_FRAME, ""))
-        elif t is StepStart:
-            self._put(parts, e, [self._wire(StepStartW(), e)], _plain(e) and not implied)
-        else:
-            usage, usage_native = _usage_out(e.usage)  # type: ignore[attr-defined]
-            w = StepFinishW(usage=usage, cost_usd=e.cost_usd, reasoning_ms=e.reasoning_ms, model=e.model)  # type: ignore[attr-defined]
+        elif type(e) is StepFinish:
+            usage, usage_native = _usage_out(e.usage)
+            w = StepFinishW(usage=usage, cost_usd=e.cost_usd, reasoning_ms=e.reasoning_ms, model=e.model)
             self._put(parts, e, [self._wire(w, e)], _plain(e) and usage_native and not implied)
+        else:
+            self._put(parts, e, [self._wire(StepStartW(), e)], _plain(e) and not implied)
 
     def _set_step(self, *, open_: bool) -> None:
         """A step bracket was written: a step is open or not, with no tool call in it yet."""
@@ -242,8 +242,8 @@ class NestEncoder(BracketWriter, Encoder):
     def _handle(self, e: Event, parts: list[bytes]) -> None:
         t = type(e)
         if t is not StepStart and t is not StepFinish:  # (a bracket decides its step itself)
-            if t is DataPart and e.origin == "nest" and e.name == "cancelled":  # type: ignore[attr-defined]
-                self._cancelled_frame = bytes(e.data)  # type: ignore[attr-defined]
+            if type(e) is DataPart and e.origin == "nest" and e.name == "cancelled":
+                self._cancelled_frame = bytes(e.data)
                 return  # written with the terminal (a reader sees no event for it)
             self._prelude(e, parts)
         super()._handle(e, parts)
@@ -382,8 +382,8 @@ class NestEncoder(BracketWriter, Encoder):
             self._open_step(parts)
         elif t is ToolInputStart or t is ToolCall:
             self._open_step(parts)
-        elif t is ToolApprovalRequest or t is Elicitation:
-            self._announce(e.call_id, parts)  # type: ignore[attr-defined]
+        elif type(e) is ToolApprovalRequest or type(e) is Elicitation:
+            self._announce(e.call_id, parts)
         self._reader(t, parts)
 
     @handles(StepStart, StepFinish, writes=("usage", "cost_usd", "reasoning_ms", "model"))

@@ -26,7 +26,6 @@ from ...events import (
     Usage,
 )
 from ..carrier import as_received
-from ..decoder import Decoder
 from ..encoder import Encoder, handles
 from ..envelope import (
     input_of,
@@ -36,6 +35,7 @@ from ..envelope import (
 from ..errors import FrameProblem
 from ..synthetic import invented_call
 from ..terminals import canonical_failure, default_failure, status_for_code
+from ..textpath import TextPieces
 from .wire import (
     LEDGER_EVENTS,
     OmaEventW,
@@ -100,8 +100,8 @@ class OmaEncoder(Encoder):
         self._reasoning_head = self._head + b'{"type":"reasoning","data":'
         self._text_tail = b"}" + self._tail
 
-    def share_text(self, decoder: Decoder) -> None:
-        super().share_text(decoder)
+    def share_text(self, answer: TextPieces) -> None:
+        super().share_text(answer)
         self._ledger = RunLedger(self._pieces)
 
     def _carrier_payload(self, event: Event, name: bytes, body: bytes) -> bytes:

@@ -191,7 +191,9 @@ def _content_text(e: Event) -> str:
         return text if text is not None else bytes(e.output).decode()
     if type(e) is ToolError:
         return e.error
-    return e.reason if e.reason is not UNSET else "denied"  # type: ignore[attr-defined]
+    if type(e) is ToolDenied:
+        return e.reason if e.reason is not UNSET else "denied"
+    return ""
 
 
 def error_payloads(failure: Failure) -> tuple[bytes, bytes]:

@@ -28,10 +28,9 @@ from ....events import (
     ToolCall,
 )
 from ...carrier import as_received
-from ...encoder import ARTIFACT_FIELDS, Encoder, EncodingSink, field_defaults, handles
+from ...encoder import ARTIFACT_FIELDS, Encoder, field_defaults, handles
 from ...envelope import input_of, json_encode, splice_extra
 from ...framing import Framing
-from ...sinks import append_deltas
 from ...synthetic import invented_call, invented_start
 from ...terminals import canonical_failure, default_failure
 from .wire import CARRIER_EVENT, NAME, ErrorW, is_json, ndjson_line, read_line, reads_whole
@@ -44,19 +43,6 @@ _TERMINAL_FIELDS = tuple(field_defaults(Terminal))
 _CALL_FIELDS = tuple(field_defaults(ToolCall))
 #: what SSE cannot say on an ``event:`` line or read back from ``data:`` lines exactly
 _SSE_NAME_BREAKS = (b"\n", b"\r", b"\x00")
-
-
-class _Sink(EncodingSink):
-    """The shared sink, but runs of reasoning deltas (carriers here) and numbered deltas (whose
-    ``id:`` line goes after the ``event:`` line) are written one event at a time."""
-
-    __slots__ = ()
-
-    def deltas(self, texts: list[str], reasoning: bool = False, ids: Sequence[bytes] | None = None) -> None:
-        if reasoning or ids is not None:
-            append_deltas(self, texts, reasoning, ids)
-            return
-        super().deltas(texts, reasoning, ids)
 
 
 class HostEncoder(Encoder):
@@ -75,8 +61,12 @@ class HostEncoder(Encoder):
             self._text_head = b'{"event":"chunk","data":{"text":'
             self._text_tail = b"}}\n"
 
-    def sink(self, parts: list[bytes]) -> EncodingSink:
-        return _Sink(self, parts)
+    def write_deltas(
+        self, parts: list[bytes], texts: list[str], reasoning: bool = False, ids: Sequence[bytes] | None = None
+    ) -> bool:
+        """Runs of reasoning deltas (carriers here) and numbered deltas (whose ``id:`` line goes
+        after the ``event:`` line) are written one event at a time."""
+        return not reasoning and ids is None and super().write_deltas(parts, texts, reasoning, ids)
 
     # -- framing -----------------------------------------------------------------------------
 

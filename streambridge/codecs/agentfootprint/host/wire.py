@@ -13,6 +13,8 @@ writes a frame natively only when the decoder would read it back the same.
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 from msgspec import UNSET, Raw, Struct, UnsetType
 
@@ -113,7 +115,7 @@ class CarrierW(Struct, gc=False):
     whole: bool = False
 
 
-_DECODERS: dict[str, msgspec.json.Decoder] = {
+_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
     "chunk": msgspec.json.Decoder(Chunk),
     "complete": msgspec.json.Decoder(Complete),
     "error": msgspec.json.Decoder(ErrorW),

@@ -26,6 +26,19 @@ from ..events import (
 )
 from .envelope import envelope_decoder, json_encode
 
+__all__ = [
+    "BARE_STRUCTURE",
+    "NEEDS_CARE",
+    "TOOL_EVENTS",
+    "Payload",
+    "as_received",
+    "carrier_body",
+    "carrier_decoder",
+    "carrier_name",
+    "is_id_line",
+    "verbatim_payloads",
+]
+
 #: what an encoder hands to ``_put``: an unnamed frame's payload, or ``(event name, payload)``.
 Payload = bytes | tuple[str, bytes]
 

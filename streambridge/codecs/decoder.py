@@ -49,6 +49,8 @@ from .synthetic import announcement
 from .terminals import read_terminal, truncation_terminal
 from .textpath import TextPieces
 
+__all__ = ["Decoder", "DecoderOptions", "Members", "Reader", "reads", "with_extra"]
+
 _Sink = TypeVar("_Sink", bound=EventSink)
 
 #: a frame's members its codec does not know, in order (empty when it has none)

@@ -39,6 +39,8 @@ from .synthetic import announcement, derived_id, invented_call
 from .terminals import truncation_terminal, wire_terminal
 from .textpath import TextPieces
 
+__all__ = ["ARTIFACT_FIELDS", "SHARED_WRITES", "Encoder", "EncodingSink", "field_defaults", "handles"]
+
 _Method = TypeVar("_Method", bound=Callable[..., None])
 _HANDLES = "__handles__"
 

@@ -17,6 +17,21 @@ from .framing import (
     Frame,
 )
 
+__all__ = [
+    "decode_envelope",
+    "decode_known",
+    "decode_lenient",
+    "envelope_decoder",
+    "input_of",
+    "json_encode",
+    "json_object",
+    "parse_arguments",
+    "raw_str",
+    "splice_extra",
+    "split_extra",
+    "verbatim_members",
+]
+
 _S = TypeVar("_S", bound=msgspec.Struct)
 envelope_decoder = msgspec.json.Decoder(dict[str, Raw])
 _str_decoder = msgspec.json.Decoder(str)

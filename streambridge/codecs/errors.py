@@ -8,6 +8,8 @@ from typing import Literal
 
 from msgspec import Struct
 
+__all__ = ["MAX_DIAGNOSTICS", "Diagnostic", "FrameProblem", "ProblemKind", "StreamError", "check_utf8", "keep"]
+
 #: what went wrong, for code that reacts differently (a proxy's fault codes): a frame that is
 #: not what the protocol says, one that is not UTF-8, one over the size limit, input that
 #: ended without its terminal (or inside a frame), or anything after the terminal.

@@ -18,6 +18,17 @@ from ..events import (
     encode_event,
 )
 
+__all__ = [
+    "UNKNOWN_TOOL",
+    "announcement",
+    "derived_id",
+    "invented_call",
+    "invented_start",
+    "is_derived",
+    "read_call",
+    "rederived_start",
+]
+
 _C = TypeVar("_C", ToolCall, ToolInputStart)
 
 

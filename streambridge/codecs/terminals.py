@@ -12,6 +12,21 @@ from ..events import (
     Terminal,
 )
 
+__all__ = [
+    "CODE_STATUSES",
+    "DEFAULT_MESSAGES",
+    "STATUS_CODES",
+    "TRUNCATED_CODE",
+    "TRUNCATED_MESSAGE",
+    "canonical_failure",
+    "default_failure",
+    "read_terminal",
+    "says_only_outcome",
+    "status_for_code",
+    "truncation_terminal",
+    "wire_terminal",
+]
+
 #: what a terminal may hold beyond its status, failure and answer text
 _TERMINAL_EXTRAS = ("usage", "provider", "model", "guarded", "correlation_id", "turn_id", "result", "error_info")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["TextPieces"]
+
 
 class TextPieces:
     """Keeps a growing list of text deltas small: every few thousand pieces are joined into one

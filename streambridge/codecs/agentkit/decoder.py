@@ -54,6 +54,8 @@ from .wire import (
     str_encode,
 )
 
+__all__ = ["AgentkitDecoder"]
+
 _TYPES: dict[str, type[_T]] = {c.__struct_config__.tag: c for c in AgentFrame.__args__}
 _FIELDS = {t: frozenset(("type", *c.__struct_encode_fields__)) for t, c in _TYPES.items()}
 _frame_decoder = msgspec.json.Decoder(AgentFrame)

@@ -61,6 +61,8 @@ from .wire import (
     str_encode,
 )
 
+__all__ = ["AgentkitEncoder"]
+
 #: structure agentkit has no place for: dropped when synthetic, carried otherwise.
 _STRUCTURE: frozenset[type[Event]] = frozenset(
     (StepStart, StepFinish, TextStart, TextEnd, ReasoningStart, ReasoningEnd)

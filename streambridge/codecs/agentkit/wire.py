@@ -7,6 +7,31 @@ from typing import Literal
 import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
+__all__ = [
+    "DEFAULT_PROVIDER",
+    "AgentCitation",
+    "AgentFailure",
+    "AgentFrame",
+    "AgentSource",
+    "AgentToolCall",
+    "AgentTurnResult",
+    "AgentUsage",
+    "CitationW",
+    "SourcesW",
+    "StatusW",
+    "SuggestionsW",
+    "TextDeltaW",
+    "ThinkingDeltaW",
+    "ToolCallStatus",
+    "ToolCallW",
+    "ToolResultW",
+    "TurnEndW",
+    "TurnStartW",
+    "default_status",
+    "encode",
+    "str_encode",
+]
+
 _W = {"kw_only": True, "omit_defaults": True, "rename": "camel", "forbid_unknown_fields": True, "gc": False}
 DEFAULT_PROVIDER = "streambridge"
 

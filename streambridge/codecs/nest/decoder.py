@@ -69,6 +69,8 @@ from .wire import (
     UiW,
 )
 
+__all__ = ["NestDecoder"]
+
 _KINDS: dict[str, type[_K]] = {c.__struct_config__.tag: c for c in NestFrame.__args__}
 _FIELDS: dict[str, frozenset[str]] = {
     kind: frozenset(("kind", *cls.__struct_encode_fields__)) for kind, cls in _KINDS.items()

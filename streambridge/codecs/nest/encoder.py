@@ -65,6 +65,8 @@ from .wire import (
     UiW,
 )
 
+__all__ = ["NestEncoder"]
+
 _encode = msgspec.json.Encoder().encode
 
 _DONE = b"{}"

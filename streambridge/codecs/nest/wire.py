@@ -6,6 +6,33 @@ from typing import Literal
 
 from msgspec import UNSET, Raw, Struct, UnsetType
 
+__all__ = [
+    "REJECTED",
+    "ApprovalRequestedW",
+    "ApprovalSettledW",
+    "CancelledW",
+    "ElicitationW",
+    "ErrorW",
+    "MessageMetadataW",
+    "MetaW",
+    "NdjsonNamed",
+    "NestFrame",
+    "NestUsage",
+    "QueueW",
+    "ReasoningW",
+    "StepFinishW",
+    "StepStartW",
+    "TextW",
+    "TitleW",
+    "ToolInputAvailableW",
+    "ToolInputDeltaW",
+    "ToolInputStartW",
+    "ToolOutputDeniedW",
+    "ToolOutputErrorW",
+    "ToolOutputW",
+    "UiW",
+]
+
 _W = {"kw_only": True, "omit_defaults": True, "rename": "camel", "forbid_unknown_fields": True, "gc": False}
 
 

@@ -44,6 +44,8 @@ from .wire import (
     read_error,
 )
 
+__all__ = ["OmaDecoder"]
+
 _event_decoder = msgspec.json.Decoder(OmaEventW)
 _plain_decoder = msgspec.json.Decoder(TextW | ReasoningW | ToolUseW | ToolResultW)
 _block_decoders: dict[type[ToolUseBlock | ToolResultBlock], msgspec.json.Decoder[ToolUseBlock | ToolResultBlock]] = {

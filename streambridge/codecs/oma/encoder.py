@@ -48,6 +48,8 @@ from .wire import (
     read_error,
 )
 
+__all__ = ["OmaEncoder"]
+
 #: structure oma has no place for: dropped when synthetic, carried otherwise.
 _STRUCTURE: frozenset[type[Event]] = frozenset(
     (RunStart, StepStart, StepFinish, TextStart, TextEnd, ReasoningStart, ReasoningEnd)

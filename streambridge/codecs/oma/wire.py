@@ -24,6 +24,24 @@ from ..errors import FrameProblem
 from ..terminals import DEFAULT_MESSAGES, STATUS_CODES, canonical_failure, status_for_code
 from ..textpath import TextPieces
 
+__all__ = [
+    "LEDGER_EVENTS",
+    "OmaEventW",
+    "OneBlock",
+    "ReasoningW",
+    "RunLedger",
+    "TextW",
+    "TokenUsage",
+    "ToolResultBlock",
+    "ToolResultW",
+    "ToolUseBlock",
+    "ToolUseW",
+    "encode",
+    "error_payloads",
+    "read_done",
+    "read_error",
+]
+
 _W = {"kw_only": True, "omit_defaults": True, "forbid_unknown_fields": True, "gc": False}
 
 

@@ -75,41 +75,46 @@ class ResumeRoutes(Mounted):
         self, request: web.Request, info: RunInfo, after: int, headers: dict[str, str], head: bytes
     ) -> web.StreamResponse:
         """Stream a logged run to one more reader: ``head``, the frames after key ``after``, live
-        ones, the end. A reader that falls behind what the log keeps is cut off (it may resume)."""
+        ones, the end (heartbeats and the stall guard as for any stream)."""
         state = request.app[STATE]
-        route = self.route
-        runlog = state.runlog
-        assert runlog is not None
+        assert state.runlog is not None
         try:
-            await runlog.check(info, after)
+            await state.runlog.check(info, after)
         except Gap:
             return json_error(404, "not_found", "the run's frames after this cursor are no longer kept")
+        route = self.route
         resp = web.StreamResponse(status=200, headers=headers)
         sink = HttpSink(request, resp, info.framing)
-        watchdog = Watchdog(
-            sink,
-            route.heartbeat,
-            route.client_stall_timeout,
-            state.metrics.heartbeats.labels(route.name).inc,
-            sink.abort,
-        )
+        heartbeats = state.metrics.heartbeats.labels(route.name).inc
+        watchdog = Watchdog(sink, route.heartbeat, route.client_stall_timeout, heartbeats, sink.abort)
         dog_task = asyncio.create_task(watchdog.run())
-        state.metrics.open_streams.labels(route.name).inc()
+        open_streams = state.metrics.open_streams.labels(route.name)
+        open_streams.inc()
+        try:
+            await self._read_out(request, resp, watchdog, info, after, head)
+        finally:
+            dog_task.cancel()
+            open_streams.dec()
+        return resp
+
+    async def _read_out(
+        self, request: web.Request, resp: web.StreamResponse, watchdog: Watchdog, info: RunInfo, after: int, head: bytes
+    ) -> None:
+        """Write the run's log to the reader until its end. A reader that falls behind what the
+        log keeps is cut off (it may resume); one that goes away leaves the run going on."""
+        state = request.app[STATE]
+        assert state.runlog is not None
         try:
             await resp.prepare(request)
-            bound_client(request.transport, route.stream_buffer_bytes)
+            bound_client(request.transport, self.route.stream_buffer_bytes)
             await watchdog.write(head + (PING if watchdog.interval else b""))
-            async for data in runlog.read(info, after):
+            async for data in state.runlog.read(info, after):
                 await watchdog.write(data)
             with contextlib.suppress(ConnectionError):
                 await resp.write_eof()
-        except Gap:  # it fell behind what the log keeps: cut it off (it may resume)
-            state.metrics.followers_dropped.labels(route.name).inc()
-            log_event(logging.INFO, "follower_dropped", route=route.name, stream=info.run_id)
-            sink.abort()
-        except (ClientGone, ConnectionError):  # the reader went away: the run goes on
-            log_event(logging.INFO, "attach_end", route=route.name, stream=info.run_id)
-        finally:
-            dog_task.cancel()
-            state.metrics.open_streams.labels(route.name).dec()
-        return resp
+        except Gap:
+            state.metrics.followers_dropped.labels(self.route.name).inc()
+            log_event(logging.INFO, "follower_dropped", route=self.route.name, stream=info.run_id)
+            watchdog.sink.abort()
+        except (ClientGone, ConnectionError):
+            log_event(logging.INFO, "attach_end", route=self.route.name, stream=info.run_id)

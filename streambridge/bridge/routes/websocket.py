@@ -11,12 +11,13 @@ import uuid
 import msgspec
 from aiohttp import WSCloseCode, WSMsgType, web
 
+from ... import Translator
 from ...codecs.requests import BadRequest
 from ...events import UNSET, RunStart
 from ..buffers import bound_client
 from ..faults import FAULTS
 from ..relay import Relay, WsSink
-from ..state import STATE
+from ..state import STATE, BridgeState
 from .mounted import RUN_ID_HEADER
 from .requests import json_error
 from .streams import StreamRoute
@@ -50,10 +51,7 @@ class WebSocketRoute(StreamRoute):
             await ws.close(code=WSCloseCode.INVALID_TEXT, message=str(exc)[:120].encode())
             return ws
         translator = self._translator("ndjson")
-        preamble = b""
-        stream_id = run_id if self.surface.runs is not None or state.runlog is not None else secrets.token_hex(6)
-        if self.surface.runs is not None:
-            preamble = translator.feed_events([RunStart(run_id=stream_id, thread_id=prepared.thread_id or UNSET)])
+        stream_id, preamble = self._open_run(state, translator, run_id, prepared.thread_id)
         log = await self._begin_log(state, request, stream_id, "ndjson", prepared.thread_id)
         relay = self._relay(state, request, prepared, translator, WsSink(request, ws), stream_id, log)
         self._inspect(state, request, relay, "ndjson", "ws")
@@ -67,6 +65,15 @@ class WebSocketRoute(StreamRoute):
             code = WSCloseCode.GOING_AWAY if relay.outcome == "shutting_down" else WSCloseCode.OK
             await ws.close(code=code)
         return ws
+
+    def _open_run(
+        self, state: BridgeState, translator: Translator, run_id: str, thread_id: str | None
+    ) -> tuple[str, bytes]:
+        """The stream's id (the handshake's run id when it can be re-attached or the client's
+        protocol has runs) and, for such a client, the run start that goes before anything else."""
+        if self.surface.runs is None:
+            return (run_id if state.runlog is not None else secrets.token_hex(6)), b""
+        return run_id, translator.feed_events([RunStart(run_id=run_id, thread_id=thread_id or UNSET)])
 
     @staticmethod
     async def _first_message(ws: web.WebSocketResponse) -> bytes | None:

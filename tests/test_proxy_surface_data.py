@@ -6,8 +6,11 @@ The built-in protocols' control bytes are forwarded as they were."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -19,7 +22,7 @@ from streambridge.bridge.state import STATE
 from streambridge.cli import replay
 from streambridge.events import TextDelta
 
-from .corpus import convert, golden
+from .corpus import ROOT, convert, golden
 from .protocols import runlines
 from .proxy_support import (
     Upstream,
@@ -214,3 +217,36 @@ def test_the_test_protocols_surface_round_trips_a_decision() -> None:
     decision = decisions.parse(b'{"call":"c9","note":"later"}', False)
     assert (decision.call_id, decision.approved, decision.reason) == ("c9", False, "later")
     assert msgspec.json.decode(decisions.build(decision)) == {"call": "c9", "approved": False, "note": "later"}
+
+
+# -- nothing of a protocol's in the proxy's code -------------------------------------------------
+
+
+def _code_strings(path: Path) -> Iterator[tuple[int, str]]:
+    """The string constants and names of a module's code (docstrings left out: they may give examples)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    bodies = [
+        n for n in ast.walk(tree) if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+    ]
+    docstrings = {id(n.body[0].value) for n in bodies if n.body and isinstance(n.body[0], ast.Expr)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            yield node.lineno, node.value
+        elif isinstance(node, ast.Name | ast.Attribute):
+            yield node.lineno, node.id if isinstance(node, ast.Name) else node.attr
+
+
+def test_the_proxy_and_replay_name_no_protocol_nor_its_headers_or_body_members() -> None:
+    words = {"toolCallId"}
+    for name in codecs.names():
+        codec = codecs.get(name)
+        words |= {codec.name, *codec.aliases, *codec.http.exposed_headers}
+    word = re.compile("|".join(rf"(?<![\w-]){re.escape(w)}(?![\w-])" for w in sorted(words, key=len, reverse=True)))
+    files = [*sorted((ROOT / "streambridge/bridge").rglob("*.py")), ROOT / "streambridge/cli/replay.py"]
+    found = [
+        f"{path.relative_to(ROOT)}:{line}: {text[:60]!r}"
+        for path in files
+        for line, text in _code_strings(path)
+        if word.search(text)
+    ]
+    assert found == []

@@ -1,12 +1,12 @@
-"""Runs that end to ask (AG-UI interrupts), for clients that answer while their stream waits.
+"""Runs that end to ask, for clients that answer while their stream waits.
 
-An AG-UI run cannot wait for an approval: it ends with ``RUN_FINISHED {outcome: interrupt}``
-and the next run carries the answers as ``resume`` entries. A nest, agentkit, oma or
-agentfootprint client instead keeps its stream open and answers on the control route
-(``tool-call/approve|reject``). The proxy bridges the two: it withholds the run's terminal
-(``Translator.collect_asks``), registers the open interrupts here by tool call id, waits for
-every answer (or the route's ``approval_timeout``, after which the rest are cancelled), sends the
-resume run upstream on the same thread and goes on translating it into the same client stream.
+Some upstreams' runs cannot wait for an approval (their surface has an ``interrupt_id``): a run
+ends at its interrupts, and the next run carries the answers as resume entries. Other clients
+keep their stream open and answer on their surface's control route (approve / reject). The
+proxy bridges the two: it withholds the run's terminal (``Translator.collect_asks``), registers
+the open interrupts here by tool call id, waits for every answer (or the route's
+``approval_timeout``, after which the rest are cancelled), sends the resume run upstream on the
+same thread and goes on translating it into the same client stream.
 """
 
 from __future__ import annotations

@@ -52,11 +52,11 @@ class Route:
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)  # resolved; may hold secrets
     request_mode: RequestMode = "translate"
     forward_auth: bool = False  # forward the client's Authorization and Cookie headers
-    control_url: str | None = None  # agentkit / oma upstreams: base of tool-call/approve|reject
+    control_url: str | None = None  # base of the upstream's tool-call/approve|reject (default: its surface's)
     connect_timeout: float = 10.0
     first_byte_timeout: float = 60.0
     idle_timeout: float = 300.0
-    #: how long a run that ended to ask (an AG-UI upstream's interrupts) waits for a client that
+    #: how long a run that ended to ask (an upstream whose runs end at interrupts) waits for a client that
     #: answers on the control route; then the unanswered interrupts are cancelled
     approval_timeout: float = 600.0
     heartbeat: float = 15.0

@@ -6,15 +6,21 @@ request and upstream headers are never logged.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import sys
 import time
 from typing import Any
 
-__all__ = ["JsonFormatter", "TextFormatter", "log_event", "logger", "setup_logging"]
+from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
+
+__all__ = ["CLIENT_GONE", "JsonFormatter", "TextFormatter", "access_log", "log_event", "logger", "setup_logging"]
 
 logger = logging.getLogger("streambridge.bridge")
+#: the status an access log gives a request whose client left before its answer ended (as nginx does)
+CLIENT_GONE = 499
 
 
 def log_event(level: int, event: str, *, exc_info: bool = False, **fields: Any) -> None:
@@ -62,3 +68,29 @@ def setup_logging(json_logs: bool = False, level: int = logging.INFO) -> None:
         log.setLevel(level)
         log.propagate = False
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+
+
+def access_log(log: logging.Logger) -> Middleware:
+    """A middleware that logs one ``request`` line per request on ``log``: method, path (with
+    its query), status and duration, in the format of the proxy's own lines."""
+
+    @web.middleware
+    async def logged(request: web.Request, handler: Handler) -> web.StreamResponse:
+        started = time.perf_counter()
+        status = 500
+        try:
+            response = await handler(request)
+            status = response.status
+            return response
+        except web.HTTPException as exc:
+            status = exc.status
+            raise
+        except asyncio.CancelledError:
+            status = CLIENT_GONE
+            raise
+        finally:
+            duration_ms = round((time.perf_counter() - started) * 1000, 1)
+            fields = {"method": request.method, "path": request.path_qs, "status": status, "duration_ms": duration_ms}
+            log.info("request", extra={"fields": fields})
+
+    return logged

@@ -52,14 +52,17 @@ class ClientGone(Exception):
     """The client disconnected."""
 
 
+#: a sink's write: waits while the client is backed up
+Write = Callable[[bytes], Coroutine[Any, Any, None]]
+
+
 class Sink:
-    """Where translated bytes go. ``heartbeat`` is the idle comment, or None when not SSE."""
+    """Where translated bytes go. ``heartbeat`` is the idle comment, or None when not SSE.
+    ``write`` may be the transport's own (no wrapper per write)."""
 
     heartbeat: bytes | None = None
     sep = b"\n\n"
-
-    async def write(self, data: bytes) -> None:
-        raise NotImplementedError
+    write: Write
 
     def quiet(self) -> bool:
         """True when nothing is pending on the client's transport (a heartbeat cannot interleave)."""
@@ -75,7 +78,7 @@ class HttpSink(Sink):
         self.resp = resp
         self.heartbeat = PING if framing == "sse" else None
         self.sep = b"\n\n" if framing == "sse" else b"\n"
-        self.write = resp.write  # type: ignore[method-assign]  # waits while the client is backed up
+        self.write = resp.write
 
     def quiet(self) -> bool:
         transport = self.request.transport
@@ -253,48 +256,13 @@ class Relay:
         self._task = asyncio.current_task()
         self.upstream = upstream
         metrics = self.state.metrics
-        name = self.route.name
-        counts = StreamCounts(metrics, name)
-        metrics.open_streams.labels(name).inc()
+        counts = StreamCounts(metrics, self.route.name)
+        metrics.open_streams.labels(self.route.name).inc()
         self.state.opened(self)
         started = asyncio.get_running_loop().time()
-        watchdog = self._watchdog = Watchdog(
-            self.sink,
-            self.route.heartbeat,
-            self.route.client_stall_timeout,
-            self._on_ping(metrics.heartbeats.labels(name).inc),
-            self._on_stall,
-        )
-        dog_task = self._dog_task = asyncio.create_task(watchdog.run())
+        dog_task = self._dog_task = asyncio.create_task(self._start_watchdog().run())
         try:
-            if watchdog.interval:
-                preamble += PING  # one before the first upstream byte
-            if preamble:
-                await self._write(preamble, log=False, origin="proxy")
-            try:
-                fault = await self._pump(upstream, counts)
-            except (asyncio.CancelledError, ClientGone, ConnectionError):
-                upstream.abort()  # the client is gone: no polite close upstream
-                raise
-            except Exception as exc:  # a bug, not a fault: the client still gets a proper terminal
-                log_event(
-                    logging.ERROR,
-                    "proxy_error",
-                    exc_info=True,
-                    route=name,
-                    stream=self.stream_id,
-                    error=type(exc).__name__,
-                )
-                fault = "proxy_error"
-            finally:
-                await self.upstream.close()
-            if fault == "client_gone":
-                self._client_gone("client_disconnected")
-                return
-            tail = self._finish(fault)
-            if tail:
-                await self._write(tail, origin="end")
-                counts.add(0, tail.count(self._sep))
+            await self._stream(upstream, preamble, counts)
         except asyncio.CancelledError:
             self._client_gone("client_disconnected")
             raise
@@ -302,27 +270,82 @@ class Relay:
             self._client_gone("client_disconnected")
         finally:
             dog_task.cancel()
-            if self._grace_task is not None:
-                self._grace_task.cancel()
-            counts.flush()
-            metrics.open_streams.labels(name).dec()
-            metrics.streams.labels(name, self.outcome).inc()
-            self.state.closed(self)
-            if self.resumer is not None:
-                self._forget_asks()
-            if self.log is not None:
-                self.log.finish()
-            if self.tap is not None:
-                self._tap_end(self.tap)
+            self._ended(counts, started)
+
+    def _start_watchdog(self) -> Watchdog:
+        heartbeats = self.state.metrics.heartbeats.labels(self.route.name).inc
+        watchdog = self._watchdog = Watchdog(
+            self.sink,
+            self.route.heartbeat,
+            self.route.client_stall_timeout,
+            self._on_ping(heartbeats),
+            self._on_stall,
+        )
+        return watchdog
+
+    async def _stream(self, upstream: Upstream, preamble: bytes, counts: StreamCounts) -> None:
+        """The preamble, the upstream's run(s) translated, then the end: the upstream's terminal
+        or the fault's (nothing more for a client that is gone)."""
+        assert self._watchdog is not None
+        if self._watchdog.interval:
+            preamble += PING  # one before the first upstream byte
+        if preamble:
+            await self._write(preamble, log=False, origin="proxy")
+        fault = await self._pumped(upstream, counts)
+        if fault == "client_gone":
+            self._client_gone("client_disconnected")
+            return
+        tail = self._finish(fault)
+        if tail:
+            await self._write(tail, origin="end")
+            counts.add(0, tail.count(self._sep))
+
+    async def _pumped(self, upstream: Upstream, counts: StreamCounts) -> str | None:
+        """:meth:`_pump`, its upstream closed after it (dropped when the client is gone); a bug
+        in it is the ``proxy_error`` fault, so the client still gets a proper terminal."""
+        try:
+            return await self._pump(upstream, counts)
+        except (asyncio.CancelledError, ClientGone, ConnectionError):
+            upstream.abort()  # the client is gone: no polite close upstream
+            raise
+        except Exception as exc:
             log_event(
-                logging.INFO,
-                "stream_end",
-                route=name,
+                logging.ERROR,
+                "proxy_error",
+                exc_info=True,
+                route=self.route.name,
                 stream=self.stream_id,
-                outcome=self.outcome,
-                duration_ms=round((asyncio.get_running_loop().time() - started) * 1000),
-                events_in=self.translator.events_in,
+                error=type(exc).__name__,
             )
+            return "proxy_error"
+        finally:
+            if self.upstream is not None:  # (a resume run's, by now)
+                await self.upstream.close()
+
+    def _ended(self, counts: StreamCounts, started: float) -> None:
+        """Whatever way the stream ended: its counts, its place in the state, its log and capture."""
+        if self._grace_task is not None:
+            self._grace_task.cancel()
+        counts.flush()
+        metrics, name = self.state.metrics, self.route.name
+        metrics.open_streams.labels(name).dec()
+        metrics.streams.labels(name, self.outcome).inc()
+        self.state.closed(self)
+        if self.resumer is not None:
+            self._forget_asks()
+        if self.log is not None:
+            self.log.finish()
+        if self.tap is not None:
+            self._tap_end(self.tap)
+        log_event(
+            logging.INFO,
+            "stream_end",
+            route=name,
+            stream=self.stream_id,
+            outcome=self.outcome,
+            duration_ms=round((asyncio.get_running_loop().time() - started) * 1000),
+            events_in=self.translator.events_in,
+        )
 
     async def _upstream_call(self, call: Callable[[], Awaitable[bytes]]) -> bytes | str:
         """One upstream read (or the open): its bytes, or the code of the fault / interrupt that ended it."""
@@ -366,16 +389,17 @@ class Relay:
         """Wait for the answers to what the held run asked, then open its resume run upstream
         (its first bytes): the client's stream goes on with it."""
         resumer = self.resumer
-        assert resumer is not None
+        held = self.upstream
+        assert resumer is not None and held is not None
         pending = self._pending
         log_event(logging.INFO, "run_asks", route=self.route.name, stream=self.stream_id, asks=len(pending.interrupts))
         entries = await pending.entries(resumer.timeout)
         self._forget_asks()
-        await self.upstream.close()  # type: ignore[union-attr]
-        self.upstream = resumer.reopen(entries)
+        await held.close()
+        upstream = self.upstream = resumer.reopen(entries)
         self.translator.go_on()
         log_event(logging.INFO, "run_resumed", route=self.route.name, stream=self.stream_id, answers=len(entries))
-        return await self.upstream.open()
+        return await upstream.open()
 
     def _register_asks(self) -> None:
         """Make the run's new asks answerable on the control route (before the client sees them)."""
@@ -402,7 +426,7 @@ class Relay:
         assert upstream is not None
         translator = self.translator
         feed = translator.feed
-        write: Callable[[bytes], Coroutine[Any, Any, None]] = self.sink.write
+        write = self.sink.write
         dog = self._watchdog
         assert dog is not None
         clock = dog.loop.time
@@ -417,16 +441,7 @@ class Relay:
             try:
                 out = feed(chunk)
             except StreamError as exc:
-                # what the read held before the bad frame reaches the client first (its
-                # terminal too, when the upstream sent one before trailing bytes)
-                if exc.output:
-                    await self._write(exc.output)
-                    counts.add(translator.events_in - events_seen, exc.output.count(sep))
-                if translator.terminated:
-                    self._trailing(exc)
-                    return None
-                self._log_stream_error(exc)
-                return fault_from_stream_error(exc)
+                return await self._bad_frame_in(exc, counts, events_seen)
             if holding and len(translator.asks) != self._asks_seen:
                 self._register_asks()
             if out:
@@ -438,10 +453,8 @@ class Relay:
                     tap.client_write(out, dog.writing_since)
                 try:
                     await write(out)
-                except (ClientGone, ConnectionError):
-                    if self.grace is None:
-                        raise
-                    write = self.lose_client()
+                except (ClientGone, ConnectionError) as exc:
+                    write = self._lost_mid_write(exc)
                 dog.writing_since = None
                 dog.last = clock()
                 counts.add(translator.events_in - events_seen, out.count(sep))
@@ -455,6 +468,27 @@ class Relay:
                 return read
             chunk = read
         return None
+
+    async def _bad_frame_in(self, exc: StreamError, counts: StreamCounts, events_seen: int) -> str | None:
+        """A chunk with a frame the decoder refused: what the read held before the bad frame
+        reaches the client first (its terminal too, when the upstream sent one before trailing
+        bytes, which then end nothing); otherwise the frame's fault ends the stream."""
+        translator = self.translator
+        if exc.output:
+            await self._write(exc.output)
+            counts.add(translator.events_in - events_seen, exc.output.count(self._sep))
+        if translator.terminated:
+            self._trailing(exc)
+            return None
+        self._log_stream_error(exc)
+        return fault_from_stream_error(exc)
+
+    def _lost_mid_write(self, exc: ClientGone | ConnectionError) -> Write:
+        """The client went away during a write: a run that outlives its client goes on into its
+        log (the write to use from now on); any other ends (``exc`` raised again)."""
+        if self.grace is None:
+            raise exc
+        return self.lose_client()
 
     def _first_chunk(self) -> None:
         """Record the time to first byte; follow the upstream's declared framing unless configured
@@ -477,14 +511,12 @@ class Relay:
             self.tap.client_write(data, origin=origin)
         try:
             await self._watchdog.write(data)
-        except (ClientGone, ConnectionError):
-            if self.grace is None:
-                raise
-            self.lose_client()
+        except (ClientGone, ConnectionError) as exc:
+            self._lost_mid_write(exc)
 
     # -- a run that outlives its client --------------------------------------------------
 
-    def lose_client(self) -> Callable[[bytes], Coroutine[Any, Any, None]]:
+    def lose_client(self) -> Write:
         """The client is gone: the run goes on into its log while someone may come back to it
         (cancelled after ``grace`` seconds with no reader). The write to use from now on."""
         if self.client_lost:
@@ -545,7 +577,7 @@ class Relay:
         )
         if fault != "cancelled":
             self._count_fault(fault, info)
-        if fault in ("cancelled", "shutting_down"):  # a run cut short: nest's goes on unless told
+        if fault in ("cancelled", "shutting_down"):  # a run cut short: one with a run id goes on unless told
             self.state.cancel_upstream(self.route, self.upstream)
         return before + translator.abort(terminal)
 

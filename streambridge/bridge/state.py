@@ -92,8 +92,9 @@ class BridgeState:
         task.add_done_callback(self.background.discard)
 
     def cancel_upstream(self, route: Route, upstream: Upstream | None) -> None:
-        """An upstream whose runs go on after their client left (nest) is told to stop one, by its
-        id and its protocol's cancel route (best effort); others saw their connection close."""
+        """An upstream whose runs go on after their client left (its surface has runs) is told to
+        stop one, by its id and its protocol's cancel route (best effort); others saw their
+        connection close."""
         if upstream is None or self.session is None:
             return
         url = codecs.get(route.source).http.cancel_url(route.upstream, upstream.run_id)

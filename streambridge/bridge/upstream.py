@@ -90,8 +90,9 @@ class Upstream:
     """An upstream stream: ``await open()`` gives the first chunk, then ``await read()`` the next
     ones (``b""`` at the end), and ``await close()`` ends it (always called, even after a failed
     open). ``read`` is the transport's own read where possible (no wrapper per chunk);
-    :meth:`fault` names a read error. ``run_id`` / ``content_type`` once it answered. A stream
-    holds a slot of the :class:`ConnectionLimit` from before it connects until it is closed.
+    :meth:`fault` names a read error. ``run_id`` / ``content_type`` once it answered (``run_id``
+    from the response header its protocol names runs in, if it has runs). A stream holds a slot
+    of the :class:`ConnectionLimit` from before it connects until it is closed.
     """
 
     read: Callable[[], Awaitable[bytes]]
@@ -144,12 +145,14 @@ class HttpUpstream(Upstream):
         body: bytes,
         headers: Mapping[str, str],
         limit: ConnectionLimit | None = None,
+        run_id_header: str | None = None,
     ) -> None:
         super().__init__(route, limit)
         self.session = session
         self.url = url
         self.body = body
         self.headers = headers
+        self.run_id_header = run_id_header
         self.response: aiohttp.ClientResponse | None = None
 
     async def _connect(self) -> bytes:
@@ -168,7 +171,8 @@ class HttpUpstream(Upstream):
                 if not 200 <= resp.status < 300:
                     await self._refuse(resp)
                 bound_upstream(resp.connection.transport if resp.connection else None, self.route.stream_buffer_bytes)
-                self.run_id = resp.headers.get("X-Agent-Run-Id")
+                if self.run_id_header is not None:
+                    self.run_id = resp.headers.get(self.run_id_header)
                 self.content_type = resp.headers.get("Content-Type", "")
                 # what iter_any() does (no line splitting, no line cap), at most one buffer a read
                 self.read = functools.partial(resp.content.read, self.route.stream_buffer_bytes)
@@ -313,7 +317,10 @@ def open_upstream(
     body: bytes,
     headers: Mapping[str, str],
     limit: ConnectionLimit | None = None,
+    run_id_header: str | None = None,
 ) -> Upstream:
+    """The upstream stream at ``url``: over WebSocket for ``ws(s)://``, else HTTP (whose response
+    names its run in ``run_id_header``, when the upstream's protocol has runs)."""
     if URL(url).scheme in ("ws", "wss"):
         return WsUpstream(route, url, body, headers, limit)
-    return HttpUpstream(session, route, url, body, headers, limit)
+    return HttpUpstream(session, route, url, body, headers, limit, run_id_header)

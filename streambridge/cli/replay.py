@@ -8,7 +8,8 @@ piece per source frame so pacing is per frame. With ``--to`` each piece is trans
 ``--base`` (``/`` by default) as the proxy does: its chat route answered with its chat status,
 its control route, and for a protocol with runs the run's ids in its id headers, the re-attach
 route (the run replayed, its start naming the run only) and the cancel route; a protocol that
-resumes chats by id (ai-sdk) is told ``204``: a replay keeps no chat open to resume.
+resumes chats by id (a ``resume_path``) is told ``204``: a replay keeps no chat open to resume.
+``--cors`` and the access log are the proxy's own (``bridge.cors``, ``bridge.logging``).
 :func:`make_replay_app` is the whole server, for tests and embedding.
 """
 
@@ -22,7 +23,7 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -32,8 +33,8 @@ import typer
 from aiohttp import web
 from msgspec import UNSET
 
-from .. import codecs
-from ..bridge.logging import TextFormatter
+from ..bridge.cors import Cors
+from ..bridge.logging import TextFormatter, access_log
 from ..codecs import Codec
 from ..codecs.framing import Framing
 from ..codecs.http import HttpSurface
@@ -55,7 +56,6 @@ from .transcripts import Capture, cut_frames, detect, open_source, transcripts_i
 
 DEFAULT_PORT = 8788  # the proxy (`serve`) takes 8787: a replay can be its upstream
 REALTIME_FRAME_MS = 30.0
-CLIENT_GONE = 499  # logged when the client left before its answer ended (as nginx logs it)
 ACCESS_LOG = logging.getLogger("streambridge.replay")
 _json = msgspec.json.encode
 
@@ -78,7 +78,7 @@ class Playback:
 
     recording: Recording
     codec: Codec
-    framing: str
+    framing: Framing
     chunks: list[bytes]
     run_id: str | None = None
     thread_id: str | None = None
@@ -107,7 +107,7 @@ def load_recordings(arg: str, protocol: str | None) -> list[Recording]:
     return [load_recording(arg, protocol)]
 
 
-def render(recording: Recording, target: Codec | None, framing: str | None) -> Playback:
+def render(recording: Recording, target: Codec | None, framing: Framing | None) -> Playback:
     """The chunks to send: the recorded pieces, or each piece translated to ``target``."""
     codec = target or recording.codec
     out_framing = framing or (codec.default_framing if target else recording.framing)
@@ -121,7 +121,7 @@ def render(recording: Recording, target: Codec | None, framing: str | None) -> P
             recording.codec.name,
             codec.name,
             source_framing=recording.framing,
-            target_framing=out_framing,  # type: ignore[arg-type]
+            target_framing=out_framing,
         )
         warnings = Warnings(recording.name, echo=None)
         chunks = [translator.feed(piece) for piece in recording.pieces]
@@ -130,7 +130,7 @@ def render(recording: Recording, target: Codec | None, framing: str | None) -> P
     playback = Playback(recording, codec, out_framing, [c for c in chunks if c])
     runs = codec.http.runs
     if runs is not None and playback.chunks:  # the ids its run start announces, for the headers
-        playback.run_id, playback.thread_id = runs.read_ids(playback.chunks[0], out_framing)  # type: ignore[arg-type]  # an unchecked --framing, as above
+        playback.run_id, playback.thread_id = runs.read_ids(playback.chunks[0], out_framing)
     return playback
 
 
@@ -209,7 +209,7 @@ class ReplayServer:
             return web.Response(
                 status=playback.failed_status, body=b"".join(chunks), headers={"Content-Type": content_type}
             )
-        stream_headers = playback.codec.stream_headers(playback.framing)  # type: ignore[arg-type]  # an unchecked --framing, as above
+        stream_headers = playback.codec.stream_headers(playback.framing)
         response = web.StreamResponse(status=status, headers={**stream_headers, **headers})
         delay = self.delays[index]
         try:
@@ -251,67 +251,10 @@ def _resume_chunks(playback: Playback) -> list[bytes]:
     if not playback.run_id or not playback.chunks:
         return playback.chunks
     pieces = list(cut_frames([playback.chunks[0]], playback.framing))
-    encoder = playback.codec.encoder(playback.framing)  # type: ignore[arg-type]
+    encoder = playback.codec.encoder(playback.framing)
     start = encoder.encode([RunStart(run_id=playback.run_id, resumed=True)])
     first = start + b"".join(p.raw for p in pieces[1:])
     return [first, *playback.chunks[1:]]
-
-
-def _exposed_headers() -> str:
-    """The id headers of every registered protocol with runs, which a browser client may read."""
-    names = []
-    for name in codecs.names():
-        runs = codecs.get(name).http.runs
-        if runs is not None:
-            names += [runs.run_id_header, runs.thread_id_header]
-    return ", ".join(dict.fromkeys(names))
-
-
-def _allow_origin(app: web.Application, origin: str) -> None:
-    """Let a browser frontend on another origin call the fake backend (preflight included)."""
-    allow = {
-        "Access-Control-Allow-Origin": origin,
-        "Access-Control-Allow-Headers": "*",
-        "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
-        "Access-Control-Expose-Headers": _exposed_headers(),
-    }
-
-    @web.middleware
-    async def preflight(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if request.method == "OPTIONS":
-            return web.Response(status=204)
-        return await handler(request)
-
-    async def add_headers(request: web.Request, response: web.StreamResponse) -> None:
-        for key, value in allow.items():
-            response.headers.setdefault(key, value)
-
-    app.middlewares.append(preflight)
-    app.on_response_prepare.append(add_headers)
-
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-@web.middleware
-async def access_log(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """One log line per request, in ``serve``'s format: method, path, status, duration."""
-    started = time.perf_counter()
-    status = 500
-    try:
-        response = await handler(request)
-        status = response.status
-        return response
-    except web.HTTPException as exc:
-        status = exc.status
-        raise
-    except asyncio.CancelledError:
-        status = CLIENT_GONE
-        raise
-    finally:
-        duration_ms = round((time.perf_counter() - started) * 1000, 1)
-        fields = {"method": request.method, "path": request.path_qs, "status": status, "duration_ms": duration_ms}
-        ACCESS_LOG.info("request", extra={"fields": fields})
 
 
 @contextlib.contextmanager
@@ -342,10 +285,10 @@ def make_replay_app(
         raise ValueError("nothing to serve")
     codec = playbacks[0].codec
     server = ReplayServer(playbacks, delays or [0.0] * len(playbacks), exit_after)
-    app = web.Application(middlewares=[access_log])
+    app = web.Application(middlewares=[access_log(ACCESS_LOG)])
     app[REPLAY_KEY] = server
-    if cors:
-        _allow_origin(app, cors)
+    if cors:  # the served protocol's id headers readable by a browser frontend
+        Cors((cors,), codec.http.exposed_headers).install(app)
     _mount(app, server, codec.http, mount_path(base))
     return app
 
@@ -542,7 +485,8 @@ def replay_command(
     if target is None and len({r.codec.name for r in recordings}) > 1:
         kinds = ", ".join(sorted({r.codec.name for r in recordings}))
         raise UserError(f"{file}: the transcripts are in several protocols ({kinds}); pick one with --to")
-    playbacks = [render(r, target, framing) for r in recordings]
+    out_framing = check_framing(target or recordings[0].codec, framing) if framing else None
+    playbacks = [render(r, target, out_framing) for r in recordings]
     delays = [frame_delay(p, delay_ms, realtime) for p in playbacks]
     if not serve:
         _play(playbacks[0], delays[0])

@@ -3,19 +3,33 @@
 The proxy and ``replay --serve`` mount every protocol from its :class:`HttpSurface`, and send
 upstream requests by its URL rules: neither names a protocol. Paths are relative to the mount
 path of a route (``""`` is the mount path itself); ``{run_id}`` and ``{decision}`` are filled in.
+A tool decision travels as a neutral :class:`Decision`, read and written by each surface's
+:class:`DecisionBody`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
+
+import msgspec
 
 from ..events import Event
 from .framing import Framing
-from .requests import BadRequest, ChatRequest
+from .requests import BadRequest, ChatRequest, check_depth, check_id
 
-__all__ = ["HttpSurface", "Runs", "capture_head", "join_url", "upstream_scheme_is_http"]
+__all__ = [
+    "TOOL_CALL_DECISIONS",
+    "Decision",
+    "DecisionBody",
+    "HttpSurface",
+    "Runs",
+    "capture_head",
+    "join_url",
+    "upstream_scheme_is_http",
+]
 
 
 def join_url(base: str, suffix: str) -> str:
@@ -37,6 +51,60 @@ def upstream_scheme_is_http(url: str) -> bool:
 
 def _same(upstream: str) -> str:
     return upstream
+
+
+@dataclass(frozen=True)
+class Decision:
+    """An approve / reject of one tool call, in no protocol's words: what the proxy carries from a
+    client's control request to the upstream's (or into a held run's resume entries)."""
+
+    call_id: str
+    approved: bool
+    reason: str | None = None
+    #: the answer itself (an elicitation's), any JSON value; None: none given
+    payload: Any = None
+
+
+@dataclass(frozen=True)
+class DecisionBody:
+    """How a protocol's control route says a :class:`Decision` (approved or not is its path's
+    ``{decision}``). Surfaces that share one are forwarded the client's body unchanged."""
+
+    #: the client's body (and whether its route approves) as a decision; :class:`BadRequest` if bad
+    parse: Callable[[bytes, bool], Decision]
+    #: the body an upstream of this protocol is sent for a decision
+    build: Callable[[Decision], bytes]
+    #: how the body names the tool call, for error messages
+    call_id_field: str
+
+
+class _ToolCallDecision(msgspec.Struct, rename="camel", omit_defaults=True):
+    tool_call_id: str
+    reason: str | None = None
+    payload: Any = None
+
+
+def _parse_tool_call_decision(body: bytes, approved: bool) -> Decision:
+    check_depth(body, "decision")
+    try:
+        decoded = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        raise BadRequest("The body is not JSON.") from None
+    call_id = decoded.get("toolCallId") if isinstance(decoded, dict) else None
+    if not isinstance(call_id, str):
+        raise BadRequest("toolCallId (a string) is required.")
+    check_id(call_id, "toolCallId")
+    reason = decoded.get("reason")
+    return Decision(call_id, approved, reason if isinstance(reason, str) else None, decoded.get("payload"))
+
+
+def _build_tool_call_decision(decision: Decision) -> bytes:
+    return msgspec.json.encode(_ToolCallDecision(decision.call_id, decision.reason, decision.payload))
+
+
+#: ``{toolCallId, reason?, payload?}``: nest's control body, which streambridge's own control route
+#: takes too for protocols without one of their own
+TOOL_CALL_DECISIONS = DecisionBody(_parse_tool_call_decision, _build_tool_call_decision, "toolCallId")
 
 
 @dataclass(frozen=True)
@@ -89,6 +157,22 @@ class HttpSurface:
     #: the protocol's named SSE frames carry no ``id:`` (nest: ``meta``, ``done``, ``error``):
     #: the proxy's resume cursors number only the others
     unnumbered_named_frames: bool = False
+    #: the body of its control route's approve / reject
+    decisions: DecisionBody = TOOL_CALL_DECISIONS
+    #: response headers of its own (beside the run's id headers) that its browser clients read
+    readable_headers: tuple[str, ...] = ()
+
+    @property
+    def exposed_headers(self) -> tuple[str, ...]:
+        """Every response header a browser client of this protocol must be let read
+        (``Access-Control-Expose-Headers``): the run's id headers, then its own."""
+        ids = (self.runs.run_id_header, self.runs.thread_id_header) if self.runs is not None else ()
+        return (*ids, *self.readable_headers)
+
+    @property
+    def run_id_header(self) -> str | None:
+        """The response header an upstream of this protocol names its run in (None: it has no runs)."""
+        return self.runs.run_id_header if self.runs is not None else None
 
     def peek_thread_id(self, body: bytes) -> str | None:
         """The thread id of a request forwarded unchanged (passthrough), when it has one."""

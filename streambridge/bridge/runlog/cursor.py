@@ -2,7 +2,7 @@
 
 A client's cursor is the SSE ``id:`` of the last frame it saw (``Last-Event-ID`` or ``?after=``),
 or for NDJSON the number of lines it saw. Internally a frame's *key* is twice its number; a frame
-left unnumbered (nest's named ``meta`` / ``done`` / ``error``) gets the odd key after the number
+left unnumbered (a protocol's named frames that carry no id) gets the odd key after the number
 before it, so "after cursor n" is exactly "key > 2n", for numbered and unnumbered frames alike.
 The numbering is done here, for every protocol, as the frames are written: the hot path is a few
 C-level splits and joins per write, never a loop per frame, unless a frame is named or numbered.
@@ -46,7 +46,7 @@ class Numbering:
     """Numbers the frames of one output stream as they are written, and gives each write's
     lowest and highest key. ``framing`` is ``sse`` (``id:`` lines are added) or ``ndjson`` (a
     line's number is its position; nothing is added). With ``skip_named``, SSE frames with an
-    ``event:`` name stay unnumbered (nest: ``meta``, ``done`` and ``error`` carry no id). A frame
+    ``event:`` name stay unnumbered (its surface's ``unnumbered_named_frames``). A frame
     that already has an ``id:`` of digits keeps it; numbering goes on after the highest seen."""
 
     __slots__ = ("last", "mode", "skip_named")

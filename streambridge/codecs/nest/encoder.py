@@ -192,12 +192,12 @@ class NestEncoder(BracketWriter, Encoder):
         the run (ids are derived only for a source that has none, never added to a re-attach)."""
         start = event if type(event) is RunStart else RunStart(synthetic=True)
         resumed = start.resumed is True
-        run_id = start.run_id
-        if run_id is UNSET and not resumed:
-            run_id = self._derived("run-")
-        thread_id = start.thread_id
-        if thread_id is UNSET and isinstance(run_id, str):  # (a re-attach names no thread)
-            thread_id = "thr-" + run_id
+        run_id, thread_id = start.run_id, start.thread_id
+        if not resumed:  # (a re-attach names no thread)
+            if run_id is UNSET:
+                run_id = self._derived("run-")
+            if thread_id is UNSET:
+                thread_id = "thr-" + run_id
         native = invented_start(start) or (
             (start.run_id is not UNSET or resumed)
             and (start.resumed is UNSET or (resumed and start.thread_id is UNSET))

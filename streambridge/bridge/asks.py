@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..codecs.requests import ResumeEntry, decision_entry
-from ..events import Event
+from ..events import Elicitation, ToolApprovalRequest
 from .upstream import Upstream
 
 __all__ = ["Pending", "Resumer"]
@@ -26,7 +26,7 @@ __all__ = ["Pending", "Resumer"]
 class Resumer:
     """How a held run goes on: the upstream protocol's interrupt ids, the resume run, the wait."""
 
-    interrupt_id: Callable[[Event], str]
+    interrupt_id: Callable[[ToolApprovalRequest | Elicitation], str]
     #: the upstream request of the run that resumes the held one with these answers
     reopen: Callable[[list[ResumeEntry]], Upstream]
     timeout: float

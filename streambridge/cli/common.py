@@ -15,7 +15,7 @@ import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, BinaryIO, ClassVar, NoReturn
+from typing import Annotated, BinaryIO, ClassVar, Literal, NoReturn
 
 import typer
 from rich.console import Console
@@ -204,11 +204,13 @@ def is_stdio(target: str | Path | None) -> bool:
     return target is None or str(target) == "-"
 
 
-def file_identity(target: str | Path | None, stdio: str) -> tuple[int, int] | None:
+def file_identity(target: str | Path | None, stdio: Literal["stdin", "stdout"]) -> tuple[int, int] | None:
     """(device, inode) of the regular file ``target`` names (``stdin``/``stdout`` for ``-``), or
     None (no such file, a terminal, a pipe): what tells two names of one file apart from two files."""
     try:
-        st = os.fstat(typer.get_binary_stream(stdio).fileno()) if is_stdio(target) else os.stat(target)  # type: ignore[arg-type]
+        st = (
+            os.fstat(typer.get_binary_stream(stdio).fileno()) if target is None or is_stdio(target) else os.stat(target)
+        )
     except (OSError, ValueError, AttributeError):  # missing, or a stream without a descriptor
         return None
     return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
@@ -237,12 +239,12 @@ def ensure_directory(directory: Path, parents: bool, target: Path) -> None:
 def open_output(target: str | Path | None, parents: bool = False) -> Iterator[BinaryIO]:
     """stdout for ``None``/``-``; otherwise a file written beside its final name and moved into
     place only when the command succeeds, so a failed run never leaves half a transcript."""
-    if is_stdio(target):
+    if target is None or is_stdio(target):
         out = stdout_binary()
         yield out
         out.flush()
         return
-    path = Path(target)  # type: ignore[arg-type]
+    path = Path(target)
     ensure_directory(path.parent, parents, path)
     tmp, out = _part_beside(path)
     try:

@@ -177,15 +177,15 @@ def _os_message(exc: OSError, path: Path) -> str:
 
 def convert_command(
     ctx: typer.Context,
-    input: Annotated[
-        str, typer.Argument(metavar="FILE|DIR", help="Transcript file or directory; - reads stdin.", show_default=True)
-    ] = "-",
-    to: Annotated[
+    to: Annotated[  # (first: a required option has no default, so it goes before those that have one)
         str,
         typer.Option(
             "--to", "-t", metavar="PROTOCOL", help=protocol_help("Target protocol."), autocompletion=complete_protocol
         ),
-    ] = ...,  # type: ignore[assignment]
+    ],
+    input: Annotated[
+        str, typer.Argument(metavar="FILE|DIR", help="Transcript file or directory; - reads stdin.", show_default=True)
+    ] = "-",
     from_: Annotated[
         str | None,
         typer.Option(
@@ -214,7 +214,8 @@ def convert_command(
 ) -> None:
     """Convert a transcript from one protocol into another (streaming, constant memory)."""
     set_verbose(verbose)
-    if ctx.get_parameter_source("input").name == "DEFAULT" and stdin_is_terminal():  # type: ignore[union-attr]
+    given = ctx.get_parameter_source("input")
+    if given is not None and given.name == "DEFAULT" and stdin_is_terminal():
         no_input()
     target = resolve_protocol(to, "--to")
     out_framing = check_framing(target, framing)
@@ -228,8 +229,8 @@ def convert_command(
         stem = "stdin" if input == "-" else path.stem
         output = str(Path(output) / (stem + FRAMING_SUFFIX[out_framing]))
     refuse_same_file(input, output)
-    if not is_stdio(output):
-        ensure_directory(Path(output).parent, parents, Path(output))  # type: ignore[arg-type]
+    if output is not None and not is_stdio(output):
+        ensure_directory(Path(output).parent, parents, Path(output))
     with open_source(input) as source:
         cut = convert_one(source, output, target, from_, out_framing, strict, parents)
     if cut:

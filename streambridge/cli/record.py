@@ -85,32 +85,34 @@ class TerminalWatcher:
             self._first_size += len(chunk)
         if self._gave_up:
             return False
-        if self.decoder is None:
+        decoder = self.decoder
+        if decoder is None:
             self._head += chunk
-            if not self._start():
+            decoder = self._start()
+            if decoder is None:
                 self._gave_up = len(self._head) > SNIFF_LIMIT
                 return False
             chunk, self._head = self._head, b""
-        for event in self.decoder.feed(chunk):  # type: ignore[union-attr]
+        for event in decoder.feed(chunk):
             if type(event) is Terminal:
                 self.status = event.status
-        return self.decoder.terminated  # type: ignore[union-attr]
+        return decoder.terminated
 
-    def _start(self) -> bool:
+    def _start(self) -> Decoder | None:
         framing: Framing | None
         if self.codec is None:
             found = sniff(self._head, self.capture, complete=False)
             if found is None:
-                return False
+                return None
             self.codec, framing = codecs.get(found[0]), found[1]
         else:
             framing = detect_framing(self._head) or framing_hint(self.capture)
             if framing is None:
-                return False  # nothing significant yet (a BOM, blank lines)
+                return None  # nothing significant yet (a BOM, blank lines)
             if framing not in self.codec.framings:
                 framing = self.codec.default_framing
         self.decoder = self.codec.decoder(framing)
-        return True
+        return self.decoder
 
     def other_protocol(self) -> str | None:
         """The protocol the body's first frames belong to, when it is not the watched one."""
@@ -171,7 +173,7 @@ async def record(
             out.write(recorded_head(response, all_headers))
             out.flush()
             size, stopped = await _copy_body(response, out, watcher, bar, max_time)
-        protocol = watcher.codec.name if watcher.decoder is not None else None  # type: ignore[union-attr]
+        protocol = watcher.codec.name if watcher.decoder is not None and watcher.codec is not None else None
         looks_like = watcher.other_protocol() if stopped != "terminal" else None
         return Recorded(response.status, size, protocol, watcher.status, stopped, looks_like)
 

@@ -16,7 +16,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import msgspec
 
-from ..events import Event
+from ..events import Elicitation, ToolApprovalRequest
 from .framing import Framing
 from .requests import BadRequest, ChatRequest, check_depth, check_id
 
@@ -150,7 +150,7 @@ class HttpSurface:
     #: the interrupt id an approval request or elicitation of this protocol's streams is
     #: answered by (AG-UI's ``resume`` entries): set for a protocol whose runs end to ask,
     #: which therefore has no control route upstream
-    interrupt_id: Callable[[Event], str] | None = None
+    interrupt_id: Callable[[ToolApprovalRequest | Elicitation], str] | None = None
     #: clients of this protocol answer an approval in their next request (AI SDK approval
     #: responses, AG-UI resume), not on a control route while the stream waits
     answers_in_next_request: bool = False

@@ -229,13 +229,12 @@ def _assembled(events: Iterable[Event]) -> dict[str, str]:
     reasoning: list[str] = []
     final: str | None = None
     for event in events:
-        kind = type(event)
-        if kind is TextDelta:
-            text.append(event.text)  # type: ignore[attr-defined]
-        elif kind is ReasoningDelta:
-            reasoning.append(event.text)  # type: ignore[attr-defined]
-        elif kind is Terminal and isinstance(event.text, str):  # type: ignore[attr-defined]
-            final = event.text  # type: ignore[attr-defined]
+        if type(event) is TextDelta:
+            text.append(event.text)
+        elif type(event) is ReasoningDelta:
+            reasoning.append(event.text)
+        elif type(event) is Terminal and isinstance(event.text, str):
+            final = event.text
     shown = "".join(text)
     return {"text": shown or (final or ""), "reasoning": "".join(reasoning)}
 

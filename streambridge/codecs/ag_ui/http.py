@@ -239,6 +239,6 @@ SURFACE = HttpSurface(
     parse_request=parse_request,
     build_request=build_request,
     asked_interrupts=asked_interrupts,
-    interrupt_id=interrupt_id,  # type: ignore[arg-type]
+    interrupt_id=interrupt_id,
     answers_in_next_request=True,
 )

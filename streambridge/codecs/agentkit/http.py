@@ -24,7 +24,7 @@ from ..requests import (
 __all__ = ["SURFACE", "AgentAttachment", "AgentMessage", "AgentTurn", "build_request", "parse_request"]
 
 Role = Literal["user", "assistant", "system", "tool"]
-_ROLES: frozenset[str] = frozenset({"user", "assistant", "system", "tool"})
+_ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "system": "system", "tool": "tool"}
 
 
 class AgentAttachment(Struct, **WIRE):
@@ -74,7 +74,7 @@ def parse_request(body: bytes) -> ChatRequest:
 
 
 def _role(role: str) -> Role:
-    return role if role in _ROLES else "user"  # type: ignore[return-value]  # narrowed by the set
+    return _ROLES.get(role, "user")
 
 
 def build_request(req: ChatRequest) -> bytes:

@@ -25,7 +25,7 @@ from ..requests import (
 __all__ = ["SURFACE", "OmaAttachment", "OmaMessage", "OmaRequest", "build_request", "parse_request"]
 
 Role = Literal["user", "assistant", "system"]
-_ROLES: frozenset[str] = frozenset({"user", "assistant", "system"})
+_ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "system": "system"}
 
 
 class OmaTextBlock(Struct):
@@ -86,11 +86,7 @@ def parse_request(body: bytes) -> ChatRequest:
 
 
 def build_request(req: ChatRequest) -> bytes:
-    messages = [
-        OmaMessage(role=m.role, content=m.text)  # type: ignore[arg-type]  # narrowed by the set
-        for m in req.history
-        if m.role in _ROLES
-    ]
+    messages = [OmaMessage(role=_ROLES[m.role], content=m.text) for m in req.history if m.role in _ROLES]
     messages.append(OmaMessage(role="user", content=req.text))
     request = OmaRequest(
         messages=messages,

@@ -208,6 +208,8 @@ try:
     from .serve import serve_command
 except ImportError:
     serve_command = None
+
+__all__ = ["EXAMPLES", "app", "main", "root", "serve_command"]
 if serve_command is not None:
     _register("serve", serve_command)
 

@@ -36,6 +36,42 @@ from ..codecs.errors import Diagnostic
 from ..codecs.framing import Framing
 from ..translate import Translator
 
+__all__ = [
+    "EXIT_FINDINGS",
+    "EXIT_USAGE",
+    "FRAMING_SUFFIX",
+    "PREFIX",
+    "DataConsole",
+    "ProgressBar",
+    "UserError",
+    "VerboseOption",
+    "Warnings",
+    "check_framing",
+    "complete_framing",
+    "complete_protocol",
+    "detail",
+    "ensure_directory",
+    "file_identity",
+    "is_stdio",
+    "note",
+    "one_line",
+    "open_output",
+    "print_error",
+    "protocol_names",
+    "reader_gone",
+    "resolve_protocol",
+    "same_directory",
+    "say",
+    "set_verbose",
+    "state",
+    "stderr_is_terminal",
+    "stdin_is_terminal",
+    "stdout_binary",
+    "stdout_shares_terminal",
+    "stream_error",
+    "warn",
+]
+
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 

@@ -13,6 +13,19 @@ from typing import Annotated
 import typer
 from typer import completion as typer_completion
 
+__all__ = [
+    "OPTIONS",
+    "SHELLS",
+    "InstallOption",
+    "ShowOption",
+    "complete_shell",
+    "current_shell",
+    "install",
+    "setup",
+    "show",
+    "with_default_shell",
+]
+
 SHELLS = tuple(shell.value for shell in typer_completion.Shells)
 OPTIONS = ("--show-completion", "--install-completion")
 

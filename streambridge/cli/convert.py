@@ -41,6 +41,18 @@ from .common import (
 from .options import FRAMING_METAVAR, protocol_help
 from .transcripts import Source, detect, open_source, reading, transcripts_in
 
+__all__ = [
+    "USAGE",
+    "convert_command",
+    "convert_directory",
+    "convert_one",
+    "no_input",
+    "oversize_frames",
+    "plan_directory",
+    "pump",
+    "refuse_same_file",
+]
+
 
 def pump(source: Source, translator: Translator, out: BinaryIO, live: bool, warnings: Warnings | None = None) -> None:
     """Every received chunk translated and written at once (flushed when someone reads live);

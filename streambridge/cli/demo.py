@@ -40,6 +40,22 @@ from .options import protocol_help
 from .replay import Recording, make_replay_app, render
 from .transcripts import FrameCutter, cut_frames
 
+__all__ = [
+    "CELL_LINE_LIMIT",
+    "DEFAULT_SCENARIO",
+    "DEFAULT_SOURCE",
+    "DEFAULT_TARGET",
+    "DEMO_QUESTION",
+    "DemoRun",
+    "complete_scenario",
+    "demo_command",
+    "golden_dir",
+    "golden_file",
+    "load_golden",
+    "run_demo",
+    "scenarios",
+]
+
 DEFAULT_SCENARIO = "text-after-tool"
 # A product decision, not protocol knowledge: the first run a new user sees goes from nest (the
 # protocol with the most to show: steps, run ids, tool input streaming) into agentkit.

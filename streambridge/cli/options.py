@@ -13,6 +13,19 @@ import typer
 from .. import codecs
 from .common import FRAMING_SUFFIX, complete_protocol
 
+__all__ = [
+    "FRAMING_METAVAR",
+    "PROTOCOL_CHOICES",
+    "PROTOCOL_NAMES",
+    "AsRecordedTarget",
+    "SniffedSource",
+    "examples",
+    "fill_protocols",
+    "protocol_choices",
+    "protocol_help",
+    "protocol_names",
+]
+
 PORT_MIN, PORT_MAX = 0, 65535
 FRAMING_METAVAR = "[" + "|".join(FRAMING_SUFFIX) + "]"
 

@@ -17,6 +17,8 @@ from .. import codecs
 from ..codecs import Codec
 from .common import DataConsole, VerboseOption, set_verbose
 
+__all__ = ["pair_mapping", "protocols_command", "protocols_data"]
+
 
 def pair_mapping(source: Codec, target: Codec) -> dict[str, list[str]]:
     """The event types ``source`` says natively (plus ``data``, its unknown kinds), split by

@@ -43,6 +43,17 @@ from .common import (
 from .options import protocol_help
 from .transcripts import SNIFF_LIMIT, Capture, framing_hint, sniff
 
+__all__ = [
+    "CAPTURE_HEADERS",
+    "Recorded",
+    "TerminalWatcher",
+    "load_data",
+    "parse_headers",
+    "record",
+    "record_command",
+    "recorded_head",
+]
+
 #: the headers a capture keeps, in this order (tests/data/captures/README.md).
 CAPTURE_HEADERS = (
     "content-type",

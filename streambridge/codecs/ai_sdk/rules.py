@@ -57,45 +57,57 @@ class AiSdkRules(Rules):
     def frame(self, frame: Frame, name: str, data: bytes) -> None:
         self._frames += 1
         if self._frames == 1:
-            header = self.check.header(HEADER)
-            if header is None and self.check.header("content-type") is not None:
-                self.check.add("AI007", f"no {HEADER} header")
+            self._check_header()
         if data.strip() == b"[DONE]":
             self._done = True
             return
         chunk = json_object(data)
         kind = chunk.get("type") if chunk else None
-        if not isinstance(kind, str):
+        if chunk is None or not isinstance(kind, str):
             return
         if kind not in CHUNK_TYPES and not kind.startswith("data-"):
             self.check.add("AI001", f"chunk type {kind!r}")
             return
         part_kind, _, what = kind.partition("-")
         if part_kind in self._open and what in ("start", "delta", "end"):
-            part = chunk.get("id")  # type: ignore[union-attr]
-            opened = self._open[part_kind]
-            if what == "start":
-                opened.add(str(part))
-            elif part not in opened:
-                self.check.add("AI002", f"{kind} for {part_kind} part {part!r}, which is not open")
-            elif what == "end":
-                opened.discard(part)
+            self._part(kind, self._open[part_kind], what, chunk.get("id"))
         elif kind == "finish-step":
             for opened in self._open.values():
                 opened.clear()
-        elif kind == "tool-input-start":
-            self._inputs.add(str(chunk.get("toolCallId")))  # type: ignore[union-attr]
-            self._tools.add(str(chunk.get("toolCallId")))  # type: ignore[union-attr]
-        elif kind in ("tool-input-available", "tool-input-error"):
-            self._tools.add(str(chunk.get("toolCallId")))  # type: ignore[union-attr]
-        elif kind == "tool-input-delta" and str(chunk.get("toolCallId")) not in self._inputs:  # type: ignore[union-attr]
-            self.check.add("AI003", f"tool-input-delta for {chunk.get('toolCallId')!r}")  # type: ignore[union-attr]
-        elif kind in _OUTCOMES and str(chunk.get("toolCallId")) not in self._tools:  # type: ignore[union-attr]
-            self.check.add("AI004", f'{kind}: No tool invocation found for tool call ID "{chunk.get("toolCallId")}"')  # type: ignore[union-attr]
         elif kind in _TERMINALS:
-            left = sorted(f"{k} {p}" for k, ids in self._open.items() for p in ids)
-            if left:
-                self.check.add("AI005", f"{kind} with open parts: {', '.join(left)}")
+            self._finish(kind)
+        else:
+            self._tool(kind, str(chunk.get("toolCallId")))
+
+    def _check_header(self) -> None:
+        if self.check.header(HEADER) is None and self.check.header("content-type") is not None:
+            self.check.add("AI007", f"no {HEADER} header")
+
+    def _part(self, kind: str, opened: set[str], what: str, part: object) -> None:
+        """A text or reasoning start, delta or end: the latter two need their start."""
+        if what == "start":
+            opened.add(str(part))
+        elif part not in opened:
+            self.check.add("AI002", f"{kind} for {kind.partition('-')[0]} part {part!r}, which is not open")
+        elif what == "end":
+            opened.discard(str(part))
+
+    def _tool(self, kind: str, call: str) -> None:
+        """Tool chunks: a delta needs its input start, an outcome its tool part."""
+        if kind == "tool-input-start":
+            self._inputs.add(call)
+            self._tools.add(call)
+        elif kind in ("tool-input-available", "tool-input-error"):
+            self._tools.add(call)
+        elif kind == "tool-input-delta" and call not in self._inputs:
+            self.check.add("AI003", f"tool-input-delta for {call!r}")
+        elif kind in _OUTCOMES and call not in self._tools:
+            self.check.add("AI004", f'{kind}: No tool invocation found for tool call ID "{call}"')
+
+    def _finish(self, kind: str) -> None:
+        left = sorted(f"{k} {p}" for k, ids in self._open.items() for p in ids)
+        if left:
+            self.check.add("AI005", f"{kind} with open parts: {', '.join(left)}")
 
     def end(self) -> None:
         if self._frames and not self._done:

@@ -9,13 +9,12 @@ import pytest
 
 from streambridge import StreamError, Translator, translate
 from streambridge.codecs import get
-from streambridge.codecs.framing import NDJSONParser, SSEParser, detect_framing
+from streambridge.codecs.framing import FRAMINGS, NDJSONParser, SSEParser, detect_framing, parse_framing
 from streambridge.codecs.terminals import TRUNCATED_CODE
 from streambridge.events import Malformed, Terminal
 
 from .corpus import CODECS, SCENARIOS, canonical, golden
 
-FRAMINGS = ("sse", "ndjson")
 BOM = b"\xef\xbb\xbf"
 #: a frame no codec understands, in each framing (the decoders report it with its offset)
 BAD = {"sse": b"data: {oops\n\n", "ndjson": b"{oops\n"}
@@ -191,3 +190,9 @@ def test_an_input_with_nothing_significant_ends_with_the_one_truncation_terminal
         assert out == translated([], source, target, source_framing=get(source).default_framing)
         ends = [e for e in decoded(target, [out]) if type(e) is Terminal]
         assert len(ends) == 1 and ends[0].failure.code == TRUNCATED_CODE
+
+
+def test_a_framing_name_from_outside_is_checked_into_its_type() -> None:
+    assert [parse_framing(name) for name in FRAMINGS] == ["sse", "ndjson"]
+    with pytest.raises(ValueError, match="unknown framing 'json': expected 'sse' or 'ndjson'"):
+        parse_framing("json")

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from yarl import URL
 
 from .. import codecs
+from ..codecs.framing import Framing
 
 __all__ = [
     "DEFAULTS",
@@ -47,8 +48,8 @@ class Route:
     source: str  # the upstream's protocol (``--from``)
     target: str  # the client's protocol (``--to``)
     name: str = ""
-    source_framing: Literal["sse", "ndjson"] | None = None
-    target_framing: Literal["sse", "ndjson"] | None = None
+    source_framing: Framing | None = None
+    target_framing: Framing | None = None
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)  # resolved; may hold secrets
     request_mode: RequestMode = "translate"
     forward_auth: bool = False  # forward the client's Authorization and Cookie headers

@@ -567,4 +567,4 @@ class Decoder:
     def _framing_problem(self, problem: FramingError, out: EventSink) -> None:
         self._release(out)  # no carrier amends a held run start: this frame is none
         frame = Frame(problem.raw, index=problem.index, offset=problem.offset)
-        self._bad_frame(frame, str(problem), out, problem.kind)  # type: ignore[arg-type]
+        self._bad_frame(frame, str(problem), out, problem.kind)

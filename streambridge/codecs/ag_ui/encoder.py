@@ -24,8 +24,6 @@ covers?, event}}`` events, which AG-UI consumers ignore (``CUSTOM`` is legal any
 
 from __future__ import annotations
 
-from typing import Literal
-
 import msgspec
 from msgspec import UNSET, Raw
 
@@ -56,6 +54,7 @@ from ...events import (
 from ..carrier import TOOL_EVENTS, Payload
 from ..encoder import Encoder, handles
 from ..envelope import input_of, json_encode, splice_extra
+from ..framing import Framing
 from ..synthetic import invented_call, invented_start, read_call
 from ..terminals import default_failure, says_only_outcome
 from .decoder import custom_is_data, whole_event
@@ -125,7 +124,7 @@ class AgUiEncoder(Encoder):
     _says_input_start = True
     artifact_parts = True
 
-    def __init__(self, framing: Literal["sse", "ndjson"] | None = None) -> None:
+    def __init__(self, framing: Framing | None = None) -> None:
         super().__init__(framing)
         self._ids = (b"", b"")  # the run's (threadId, runId) as JSON
         self._counts = {"text": 0, "reasoning": 0, "result": 0, "step": 0}

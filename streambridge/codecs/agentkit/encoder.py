@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 import msgspec
 from msgspec import UNSET, UnsetType
 
@@ -35,6 +33,7 @@ from ...events import (
 from ..carrier import as_received
 from ..encoder import Encoder, handles
 from ..envelope import json_encode, raw_str, splice_extra
+from ..framing import Framing
 from ..synthetic import invented_call, invented_start
 from ..terminals import canonical_failure, default_failure
 from .wire import (
@@ -154,7 +153,7 @@ class AgentkitEncoder(Encoder):
     artifact_parts = True
     _parts_say_message_id = True
 
-    def __init__(self, framing: Literal["sse", "ndjson"] | None = None) -> None:
+    def __init__(self, framing: Framing | None = None) -> None:
         super().__init__(framing)
         self._turn = ""
         self._primary = ""

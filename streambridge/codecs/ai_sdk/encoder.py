@@ -25,7 +25,7 @@ carrier (covered frames), so it is read back as part of that event.
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 import msgspec
 from msgspec import UNSET, Raw
@@ -61,6 +61,7 @@ from ...events import (
 from ..carrier import TOOL_EVENTS, Payload
 from ..encoder import Encoder, handles
 from ..envelope import envelope_decoder, input_of, json_encode
+from ..framing import Framing
 from ..steps import BracketWriter, StepJudge, bare
 from ..synthetic import invented_call, invented_start, rederived_start
 from ..terminals import DEFAULT_MESSAGES, TRUNCATED_CODE, TRUNCATED_MESSAGE, says_only_outcome
@@ -121,7 +122,7 @@ class AiSdkEncoder(BracketWriter, Encoder):
     artifact_parts = True
     _says_input_start = True
 
-    def __init__(self, framing: Literal["sse", "ndjson"] | None = None) -> None:
+    def __init__(self, framing: Framing | None = None) -> None:
         super().__init__(framing)
         self._step_open = False
         self._tool_in_step = False

@@ -36,6 +36,7 @@ from ..artifacts import placeholder
 from ..carrier import Payload, as_received
 from ..encoder import Encoder, handles
 from ..envelope import input_of, splice_extra
+from ..framing import Framing
 from ..steps import BracketWriter, StepJudge
 from ..synthetic import invented_call, invented_start
 from ..terminals import DEFAULT_MESSAGES, STATUS_CODES, canonical_failure, says_only_outcome, status_for_code
@@ -136,7 +137,7 @@ class NestEncoder(BracketWriter, Encoder):
     artifact_parts = True  # a refusal; an artifact presented is a ``ui`` frame
     _says_input_start = True
 
-    def __init__(self, framing: Literal["sse", "ndjson"] | None = None, *, sequence_ids: bool = False) -> None:
+    def __init__(self, framing: Framing | None = None, *, sequence_ids: bool = False) -> None:
         super().__init__(framing)
         self.sequence_ids = sequence_ids
         self._seq = 0

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from msgspec import UNSET, Raw, UnsetType
 
 from ...events import (
@@ -33,6 +31,7 @@ from ..envelope import (
     splice_extra,
 )
 from ..errors import FrameProblem
+from ..framing import Framing
 from ..synthetic import invented_call
 from ..terminals import canonical_failure, default_failure, status_for_code
 from ..textpath import TextPieces
@@ -95,7 +94,7 @@ class OmaEncoder(Encoder):
     writes_everywhere = frozenset({"extra"})  # unknown members spliced back by _write
     artifact_parts = True
 
-    def __init__(self, framing: Literal["sse", "ndjson"] | None = None) -> None:
+    def __init__(self, framing: Framing | None = None) -> None:
         super().__init__(framing)
         self._ledger = RunLedger(self._pieces)
         self._text_head = self._head + b'{"type":"text","data":'

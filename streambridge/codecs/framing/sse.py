@@ -1,114 +1,24 @@
-"""Incremental SSE and NDJSON framing, sans-IO: bytes in, frames out (and back).
-
-The SSE parser follows the WHATWG EventSource parsing rules (BOM, CR / LF / CRLF line ends,
-one optional space after the colon, ``id`` with NUL ignored, ``retry`` digits only, last event
-id persisting across events, no dispatch without data). No maintained Python library does all
-of that on raw bytes, so it is written here (see docs/design.md). Unlike a browser it reports
-what it cannot deliver (an event cut off at EOF, an event over the size limit) instead of
-silently discarding it.
-"""
+"""Incremental SSE parsing on bytes, after the WHATWG EventSource rules (BOM, CR / LF / CRLF
+line ends, one optional space after the colon, ``id`` with NUL ignored, ``retry`` digits only,
+last event id persisting across events, no dispatch without data). No maintained Python
+library does all of that on raw bytes, so it is written here (see docs/design.md). Unlike a
+browser it reports what it cannot deliver (an event cut off at EOF, an event over the size
+limit) instead of silently discarding it."""
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
 from itertools import accumulate
 from itertools import count as counting
 from operator import add
-from typing import Literal
 
-from msgspec import Struct
+from .base import Parser, span
+from .frame import DEFAULT_MAX_EVENT_SIZE, Frame, FramingError, PlainConsumer, oversize_message
 
-__all__ = [
-    "DEFAULT_MAX_EVENT_SIZE",
-    "Frame",
-    "FramingDetector",
-    "FramingError",
-    "NDJSONParser",
-    "SSEParser",
-    "detect_framing",
-    "make_parser",
-    "ndjson_frame",
-    "sse_frame",
-]
-
-Framing = Literal["sse", "ndjson"]
-DEFAULT_MAX_EVENT_SIZE = 16 * 1024 * 1024
-_BOM = b"\xef\xbb\xbf"
-_SIGNIFICANT = re.compile(rb"[^ \t\n\r\x0b\x0c]")  # what bytes.strip() keeps
-_MIB = 1024 * 1024
-#: a codec's hot path: ``(blocks, skip, ids)`` → how many payloads (``block[skip:]``) it took;
-#: ``ids``, when given, holds each payload's own ``id: <ASCII digits>`` line
-PlainConsumer = Callable[[Sequence[bytes], int, "Sequence[bytes] | None"], int]
+__all__ = ["SSEParser"]
 
 
-class Frame(Struct, gc=False):
-    """One delivered SSE event or NDJSON line.
-
-    ``index`` is the 1-based frame number and ``offset`` the stream byte offset where the frame
-    starts: both name the frame in error messages. ``own_id`` says whether this frame itself
-    carried an ``id:`` line (``last_id`` persists across frames, as in EventSource).
-    """
-
-    data: bytes
-    event: str = ""
-    last_id: str = ""
-    own_id: bool = False
-    index: int = 0
-    offset: int = 0
-    retry: int | None = None
-
-
-class FramingError(Exception):
-    """A framing problem that loses an event: ``kind`` is ``oversize`` or ``truncated``."""
-
-    def __init__(self, message: str, *, index: int, offset: int, raw: bytes, kind: str = "oversize") -> None:
-        super().__init__(message)
-        self.index = index
-        self.offset = offset
-        self.raw = raw
-        self.kind = kind
-
-
-def size_limit(size: int) -> str:
-    """A size limit in words: ``16 MiB`` (whole MiB), else ``<n> bytes``."""
-    return f"{size // _MIB} MiB" if size >= _MIB and size % _MIB == 0 else f"{size} bytes"
-
-
-def oversize_message(unit: str, limit: int) -> str:
-    """What a frame over the size limit gets (the text after ``expected``)."""
-    return f"{unit} within the size limit ({size_limit(limit)}); this one is larger than the limit"
-
-
-class _Parser:
-    """What both parsers share: one UTF-8 BOM at the very start of a stream is skipped (WHATWG
-    says so for SSE; for NDJSON it is what Windows tools write), wherever the chunks split it."""
-
-    _buf: bytes
-    _pos: int
-    _started: bool
-    _index: int
-
-    @property
-    def frames_seen(self) -> int:
-        """Frames (and undeliverable frames) read so far: the number of the last one."""
-        return self._index
-
-    def _strip_bom(self, chunk: bytes) -> bytes:
-        head = self._buf + chunk
-        if len(head) < 3 and _BOM.startswith(head):
-            self._buf = head
-            return b""
-        self._started = True
-        self._buf = b""
-        if head.startswith(_BOM):
-            self._pos = 3
-            return head[3:]
-        return head
-
-
-class SSEParser(_Parser):
+class SSEParser(Parser):
     """WHATWG-compliant incremental SSE parser working on bytes.
 
     ``feed`` returns the frames completed by a chunk; ``close`` returns nothing more but lists,
@@ -254,50 +164,52 @@ class SSEParser(_Parser):
         (nearly all of them) become frames directly, others go through the line rules."""
         blocks = data.split(b"\n\n")
         rest = blocks.pop()
-        out: list[Frame] = []
-        append = out.append
-        pos = self._pos
-        limit = self.max_event_size
-        index = self._index
-        last_id = self._id_buffer
         plain = self.on_plain
         if plain is not None:
-            # the leading one-line `data:` events (or numbered ones) go to the hot path as a run
-            if len(data) < limit and self._all_plain(data, rest, len(blocks)):
-                offered = len(blocks)  # checked with two C-level counts per chunk
-                taken = plain(blocks, 6, None)
-            elif offered := self._plain_prefix(blocks):
-                taken = plain(blocks[:offered], 6, None)
-            elif len(data) < limit and (numbered := self._all_numbered(data, rest, len(blocks))):
-                data_lines, id_lines = numbered
-                offered = len(blocks)
-                taken = plain(data_lines, 6, id_lines)
-                if taken:
-                    last_id = self._id_buffer = id_lines[taken - 1][4:].decode()
-            else:
-                offered = taken = 0
+            taken, offered = self._offer_run(plain, data, rest, blocks)
             if taken == len(blocks) and taken:  # all of them: the common case
-                self._index = index + taken
-                self._last_id = last_id
-                self._pos = pos + len(data) - len(rest)
-                return self._keep_rest(rest, out)
+                self._index += taken
+                self._last_id = self._id_buffer
+                self._pos += len(data) - len(rest)
+                return self._keep_rest(rest, [])
             if taken:
-                index += taken
-                pos += _span(blocks, taken, 2)
+                self._index += taken
+                self._pos += span(blocks, taken, 2)
                 blocks = blocks[taken:]
             if taken < offered:
                 plain = None  # it declined one: what follows must wait for that frame
+        out: list[Frame] = []
+        self._frame_blocks(blocks, plain, out)
+        return self._keep_rest(rest, out)
+
+    def _offer_run(self, plain: PlainConsumer, data: bytes, rest: bytes, blocks: list[bytes]) -> tuple[int, int]:
+        """Offer the leading one-line ``data:`` events (or numbered ones) to the hot path as a
+        run: how many it took and how many it was offered."""
+        whole = len(data) < self.max_event_size
+        if whole and self._all_plain(data, rest, len(blocks)):  # two C-level counts per chunk
+            return plain(blocks, 6, None), len(blocks)
+        if offered := self._plain_prefix(blocks):
+            return plain(blocks[:offered], 6, None), offered
+        if whole and (numbered := self._all_numbered(data, rest, len(blocks))):
+            data_lines, id_lines = numbered
+            taken = plain(data_lines, 6, id_lines)
+            if taken:
+                self._id_buffer = id_lines[taken - 1][4:].decode()
+            return taken, len(blocks)
+        return 0, 0
+
+    def _frame_blocks(self, blocks: list[bytes], plain: PlainConsumer | None, out: list[Frame]) -> None:
+        """Frames of whole events: one-line ones directly (the first offered to ``plain`` while
+        nothing else is pending), others through the line rules."""
+        append = out.append
+        pos, index, last_id = self._pos, self._index, self._id_buffer
+        limit = self.max_event_size
         for block in blocks:
             if block.startswith(b"data: ") and b"\n" not in block and len(block) < limit:
                 index += 1
                 if not (plain is not None and not out and not self.problems and plain((block,), 6, None)):
                     append(Frame(block[6:], "", last_id, False, index, pos))
-            elif (
-                block.startswith(b"event: ")
-                and block.count(b"\n") == 1
-                and len(block) < limit
-                and ((cut := block.find(b"\ndata: ")) > 0)
-            ):  # a named one-line event (agentfootprint names every frame): no line rules either
+            elif cut := _named_one_line(block, limit):
                 index += 1
                 append(Frame(block[cut + 7 :], block[7:cut].decode("utf-8", "replace"), last_id, False, index, pos))
             else:
@@ -308,7 +220,6 @@ class SSEParser(_Parser):
         self._index = index
         self._last_id = last_id
         self._pos = pos
-        return self._keep_rest(rest, out)
 
     def _keep_rest(self, rest: bytes, out: list[Frame]) -> list[Frame]:
         """Buffer the incomplete event after the last blank line (lines over the limit are
@@ -497,218 +408,9 @@ class SSEParser(_Parser):
         self._data = []
 
 
-class NDJSONParser(_Parser):
-    """Newline-delimited JSON: one frame per non-empty line (a trailing CR is dropped), after
-    a leading BOM.
-
-    A last line without its newline is still delivered at ``close``: a server may write a
-    final partial line the same way, and the codec decides whether it parses.
-    """
-
-    def __init__(self, max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> None:
-        self.max_event_size = max_event_size
-        self.problems: list[FramingError] = []
-        self.comments = 0
-        self._buf = b""
-        self._started = False
-        self._pos = 0
-        self._index = 0
-        self._discarding = False
-        self._pending: list[bytes] = []
-        self._pending_size = 0
-        self.on_plain: PlainConsumer | None = None  # as SSEParser.on_plain
-
-    def feed(self, chunk: bytes) -> list[Frame]:
-        if not self._started:
-            chunk = self._strip_bom(chunk)
-            if not self._started:
-                return []
-        if b"\n" not in chunk:
-            return self._hold(chunk)
-        if self._pending:
-            data = b"".join([self._buf, *self._pending, chunk])
-            self._pending, self._pending_size = [], 0
-        else:
-            data = self._buf + chunk if self._buf else chunk
-        out: list[Frame] = []
-        start, offer = 0, self.on_plain is not None
-        if offer and not self._discarding:
-            start, offer = self._take_plain(data)
-        find = data.find
-        while True:
-            end = find(b"\n", start)
-            if end < 0:
-                break
-            if self._discarding:
-                self._discarding = False
-            elif end - start > self.max_event_size:
-                self._too_long(data[start : start + 200], self._pos + start)
-            else:
-                self._line(data[start:end], self._pos + start, out, offer)
-            start = end + 1
-        self._pos += start
-        self._buf = data[start:]
-        if len(self._buf) > self.max_event_size:
-            self._oversize()
-        return out
-
-    def _take_plain(self, data: bytes) -> tuple[int, bool]:
-        """Offer the chunk's complete lines to ``on_plain``: the offset after those it took, and
-        whether the lines after it may still be offered (not once it declined one).
-
-        Only when no line can be over the limit: an oversize line must be reported instead."""
-        if len(data) >= self.max_event_size:
-            return 0, True
-        lines = data.split(b"\n")
-        rest = lines.pop()
-        taken = self.on_plain(lines, 0, None)  # type: ignore[misc]
-        self._index += taken
-        if taken == len(lines):
-            return len(data) - len(rest), True
-        return _span(lines, taken, 1), False
-
-    def _hold(self, chunk: bytes) -> list[Frame]:
-        if self._discarding:
-            self._pos += len(chunk)
-            return []
-        self._pending.append(chunk)
-        self._pending_size += len(chunk)
-        if self._pending_size + len(self._buf) > self.max_event_size:
-            self._oversize()
-        return []
-
-    def _oversize(self) -> None:
-        """Report the line being read as over the limit (once) and skip to its end."""
-        if not self._discarding:
-            self._too_long((self._buf + b"".join(self._pending[:1]))[:200], self._pos)
-            self._discarding = True
-        self._pos += self._pending_size + len(self._buf)
-        self._pending, self._pending_size, self._buf = [], 0, b""
-
-    @property
-    def consumed(self) -> int:
-        """Bytes of the stream read so far (at the end, its length)."""
-        return self._pos + len(self._buf) + self._pending_size
-
-    def _too_long(self, head: bytes, offset: int) -> None:
-        self._index += 1
-        message = oversize_message("an NDJSON line", self.max_event_size)
-        self.problems.append(FramingError(message, index=self._index, offset=offset, raw=head))
-
-    def close(self) -> list[Frame]:
-        out: list[Frame] = []
-        if self._pending:
-            self._buf = b"".join([self._buf, *self._pending])
-            self._pending, self._pending_size = [], 0
-        if self._buf and not self._discarding:
-            self._line(self._buf, self._pos, out)
-        self._pos += len(self._buf)
-        self._buf = b""
-        return out
-
-    def _line(self, line: bytes, offset: int, out: list[Frame], offer: bool = False) -> None:
-        if line.endswith(b"\r"):
-            line = line[:-1]
-        if not line.strip():
-            return
-        self._index += 1
-        plain = self.on_plain
-        if offer and plain is not None and not out and not self.problems and plain((line,), 0, None):
-            return
-        out.append(Frame(line, "", "", False, self._index, offset))
-
-
-def _span(pieces: list[bytes], count: int, separator: int) -> int:
-    """Bytes taken by the first ``count`` pieces of a split, each with its separator."""
-    return sum(map(len, pieces[:count])) + separator * count
-
-
-def make_parser(framing: Framing, max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> SSEParser | NDJSONParser:
-    if framing == "sse":
-        return SSEParser(max_event_size)
-    if framing == "ndjson":
-        return NDJSONParser(max_event_size)
-    raise ValueError(f"unknown framing {framing!r}: expected 'sse' or 'ndjson'")
-
-
-def detect_framing(head: bytes) -> Framing | None:
-    """The framing a stream's first bytes say: ``ndjson`` when its first significant byte (after
-    a UTF-8 BOM and whitespace) opens JSON, else ``sse`` (an SSE stream starts with a field or a
-    comment); None while ``head`` holds nothing significant yet.
-
-    Oma travels as SSE over HTTP though its own framing is NDJSON, so a reader that is not told
-    must look; one byte tells them apart, so this is the only rule (decoders and the CLI)."""
-    start = 3 if head.startswith(_BOM) else 0
-    if not start and _BOM.startswith(head):
-        return None  # empty, or the start of a BOM
-    found = _SIGNIFICANT.search(head, start)
-    if found is None:
-        return None
-    return "ndjson" if head[found.start()] in b"{[" else "sse"
-
-
-class FramingDetector:
-    """A parser's stand-in while the framing is unknown: holds the bytes until
-    :func:`detect_framing` decides, then makes the real parser, feeds it everything held (so
-    offsets count from the stream start) and hands it to ``on_detected``, whose owner puts it
-    in this one's place: after that nothing of this runs. At ``close`` with nothing decided,
-    or after ``max_event_size`` bytes of nothing significant, ``default`` is the framing."""
-
-    def __init__(
-        self, default: Framing, max_event_size: int, on_detected: Callable[[Framing, SSEParser | NDJSONParser], None]
-    ) -> None:
-        self.default = default
-        self.max_event_size = max_event_size
-        self.on_detected = on_detected
-        self.problems: list[FramingError] = []
-        self.comments = 0
-        self.on_plain: PlainConsumer | None = None
-        self._held: list[bytes] = []
-        self._held_size = 0
-        self._head = b""  # the first bytes held (at most 3): all detect_framing needs of them
-
-    def feed(self, chunk: bytes) -> list[Frame]:
-        self._held.append(chunk)
-        self._held_size += len(chunk)
-        # what is held decided nothing: a BOM (or its start) and whitespace, which its first
-        # three bytes say as well as the whole, so a long blank start costs linear time
-        probe = self._head + chunk
-        framing = detect_framing(probe)
-        if framing is None:
-            if self._held_size <= self.max_event_size:
-                self._head = probe[:3]
-                return []
-            framing = self.default
-        return self._start(framing).feed(b"".join(self._held))
-
-    def close(self) -> list[Frame]:
-        parser = self._start(self.default)
-        frames = parser.feed(b"".join(self._held))
-        return frames + parser.close()
-
-    def _start(self, framing: Framing) -> SSEParser | NDJSONParser:
-        parser = make_parser(framing, self.max_event_size)
-        parser.on_plain = self.on_plain
-        self.on_detected(framing, parser)
-        return parser
-
-
-def sse_frame(data: bytes, event: str = "", id: str = "") -> bytes:
-    """One SSE event, LF only. Data with line breaks is split over several ``data:`` lines."""
-    head = b""
-    if event:
-        head = b"event: " + event.encode() + b"\n"
-    if id:
-        head += b"id: " + id.encode() + b"\n"
-    if b"\n" in data or b"\r" in data:
-        lines = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-        return head + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
-    return head + b"data: " + data + b"\n\n"
-
-
-def ndjson_frame(data: bytes, event: str = "", id: str = "") -> bytes:
-    """One NDJSON line. A named event (an SSE event with an ``event:`` name) becomes
-    ``{"event":name,"data":payload}`` — streambridge's NDJSON form of an SSE event name."""
-    if event:
-        return b'{"event":"' + event.encode() + b'","data":' + data + b"}\n"
-    return data + b"\n"
+def _named_one_line(block: bytes, limit: int) -> int:
+    """Where ``\ndata: `` starts in a named one-line event (``event:`` then ``data:``, as
+    agentfootprint writes every frame), else 0: such an event needs no line rules either."""
+    if block.startswith(b"event: ") and block.count(b"\n") == 1 and len(block) < limit:
+        return max(block.find(b"\ndata: "), 0)
+    return 0

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from streambridge.cli import diff, transcripts
+from streambridge import transcripts
+from streambridge.cli import diff
 
 from .cli_support import CAPTURES, GOLDEN, invoke, on_terminal, translated, user_error
 from .corpus import FILES, SCENARIOS

@@ -72,6 +72,7 @@ from ..events import (
     TextStart,
     encode_event,
 )
+from ..transcripts import CHUNK_SIZE, Detected, Source, cut_frames
 from .common import (
     EXIT_FINDINGS,
     ProgressBar,
@@ -81,7 +82,7 @@ from .common import (
     set_verbose,
 )
 from .options import protocol_help
-from .transcripts import CHUNK_SIZE, Detected, Source, cut_frames, detect, open_source
+from .transcripts import detect, open_source
 
 #: events looked ahead on each side to resync after a difference
 WINDOW = 32

@@ -39,9 +39,10 @@ from ..events import (
     ToolInputStart,
     ToolOutput,
 )
+from ..transcripts import Capture, FrameCutter, Piece, Source
 from .common import EXIT_FINDINGS, VerboseOption, complete_protocol, one_line, set_verbose
 from .options import protocol_help
-from .transcripts import Capture, FrameCutter, Piece, Source, detect, open_source, reading
+from .transcripts import detect, open_source, reading
 
 #: rule id → (name, severity, what it checks). Ids are stable: never reuse or renumber one.
 #: Retired: SB014 (``done`` while a nest step is open): the real server ends a cancelled run

@@ -18,7 +18,7 @@ from .. import transcripts
 from ..transcripts import Detected, Source
 from .common import ProgressBar, UserError, note, resolve_protocol
 
-__all__ = ["detect", "open_source", "reading", "user_error"]
+__all__ = ["detect", "open_source", "reading", "refuse_directory", "user_error"]
 
 
 def user_error(exc: transcripts.TranscriptError, option: str) -> UserError:
@@ -30,10 +30,15 @@ def user_error(exc: transcripts.TranscriptError, option: str) -> UserError:
     return UserError(str(exc))
 
 
-def open_source(arg: str | Path) -> Source:
-    """``-`` is stdin; anything else a file (an ``OSError`` names it when it cannot be read)."""
+def refuse_directory(arg: str | Path) -> None:
+    """A directory where a transcript file goes is a user error."""
     if str(arg) != "-" and Path(arg).is_dir():
         raise UserError(f"{arg}: is a directory (only convert takes a directory)")
+
+
+def open_source(arg: str | Path) -> Source:
+    """``-`` is stdin; anything else a file (an ``OSError`` names it when it cannot be read)."""
+    refuse_directory(arg)
     try:
         return transcripts.open_source(arg, stdin=typer.get_binary_stream("stdin"))
     except transcripts.TranscriptError as exc:  # a broken capture header

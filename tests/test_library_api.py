@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -123,3 +124,19 @@ def test_the_library_needs_no_command_line_packages() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_readme_library_examples_run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Library") : readme.index("## Command line")]
+    examples = [
+        b
+        for b in re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+        if "streambridge.validate" in b or "streambridge.diff" in b
+    ]
+    assert len(examples) == 2
+    monkeypatch.chdir(ROOT)  # the examples name golden/ files
+    for example in examples:
+        exec(compile(example, "README.md", "exec"), {})
+    printed = capsys.readouterr().out
+    assert "SB010 terminal-missing error None" in printed and "1 difference(s)" in printed

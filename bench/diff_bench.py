@@ -3,7 +3,7 @@ copies with a few changes.
 
 The transcript is translate_bench's nest stream (40 text deltas, reasoning, a tool call with
 its output and step brackets per cycle). Each row runs in its own process, which calls the
-command's core (:func:`streambridge.cli.diff.diff_files`) once per repeat and reports the best
+library's diff (:func:`streambridge.diff.diff_files`) once per repeat and reports the best
 time and its peak RSS growth over its size before the first call (Linux ``VmHWM``). Against
 itself at 10 k, 40 k and 2 M frames shows that time is linear; the same two files only
 decoded (no diff) show what the decoders themselves keep, the rest is diff's; against a copy
@@ -26,8 +26,8 @@ from pathlib import Path
 
 from translate_bench import CHUNK, rss_kib, write_transcript
 
-from streambridge.cli.diff import diff_files
 from streambridge.codecs import get
+from streambridge.diff import diff_files
 
 CHUNK_SIZE = CHUNK
 

@@ -13,7 +13,6 @@ from msgspec import UNSET, Raw
 
 from streambridge import StreamError, Translator
 from streambridge.cli import demo
-from streambridge.cli.transcripts import sniff
 from streambridge.codecs import get
 from streambridge.codecs.codec import Likeness
 from streambridge.codecs.framing import Frame
@@ -31,6 +30,7 @@ from streambridge.events import (
     ToolOutput,
     Usage,
 )
+from streambridge.transcripts import sniff
 
 from .cli_support import invoke
 from .corpus import FILES, GOLDEN, SCENARIOS, canonical, convert, decode, encode, golden

@@ -17,7 +17,7 @@ import pytest
 
 from streambridge.cli import convert
 from streambridge.cli.common import open_output
-from streambridge.cli.transcripts import Source
+from streambridge.transcripts import Source
 
 from .cli_support import BAR, CAPTURES, ESCAPE, GOLDEN, copy_golden, invoke, on_terminal, translated, user_error
 from .corpus import FILES, ROOT, capture_body

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from streambridge.cli import diff, transcripts
+from streambridge import diff, transcripts
+from streambridge.diff import normalise
 
 from .cli_support import CAPTURES, GOLDEN, invoke, on_terminal, translated, user_error
 from .corpus import FILES, SCENARIOS
@@ -291,7 +292,7 @@ def test_memory_does_not_grow_with_the_transcript(tmp_path: Path, monkeypatch: p
     transcripts is what the decoders keep: the answer text a terminal carries, the ids of
     announced calls.)"""
     monkeypatch.setattr(transcripts, "CHUNK_SIZE", 4096)
-    monkeypatch.setattr(diff, "ID_MEMORY", 64)
+    monkeypatch.setattr(normalise, "ID_MEMORY", 64)
     peaks = []
     for cycles in (150, 1500):  # 902 and 9,002 frames
         frames = _ui_run(cycles)
@@ -329,10 +330,10 @@ def test_a_long_text_is_compared_by_digest_in_bounded_memory(tmp_path: Path) -> 
 
 
 def test_a_text_run_keeps_at_most_the_text_limit() -> None:
-    run = diff._TextRun("text", None, {"text": ""}, 1, None)
+    run = normalise._TextRun("text", None, {"text": ""}, 1, None)
     for _ in range(10000):
         run.extend(["0123456789"])
-        assert sum(map(len, run.parts)) <= diff.TEXT_LIMIT + 10
+        assert sum(map(len, run.parts)) <= normalise.TEXT_LIMIT + 10
     value, shown = run.value()
     assert value["chars"] == 100000 and shown is not None and shown.startswith("0123456789")
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from streambridge import translate
-from streambridge.cli.transcripts import FrameCutter
 from streambridge.codecs import StreamError, get
 from streambridge.codecs.framing import SSEParser
 from streambridge.events import Event, Malformed
+from streambridge.transcripts import FrameCutter
 
 from .cli_support import invoke, user_error
 

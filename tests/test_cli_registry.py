@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from streambridge import codecs
-from streambridge.cli.transcripts import sniff
 from streambridge.codecs import oma
 from streambridge.codecs.codec import Likeness
 from streambridge.codecs.framing import Frame
 from streambridge.events import Event
+from streambridge.transcripts import sniff
 
 from .cli_support import GOLDEN, invoke
 

@@ -25,6 +25,7 @@ except ImportError:  # pragma: no cover - older typer uses click itself
 
 from .. import __version__, codecs
 from ..codecs import StreamError
+from ..transcripts import TranscriptError
 from . import completion
 from .common import EXIT_USAGE, UserError, print_error, reader_gone, say, set_verbose, state, stream_error, warn
 from .convert import convert_command
@@ -104,6 +105,8 @@ class _Group(TyperGroup):
             _usage_error(exc)
         except UserError as exc:
             print_error(exc.message, exc.detail)
+        except TranscriptError as exc:  # the library's, where no command said it with an option
+            print_error(str(exc))
         except StreamError as exc:
             error = stream_error("input", exc)
             print_error(error.message, error.detail)

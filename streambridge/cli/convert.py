@@ -13,6 +13,7 @@ import typer
 
 from ..codecs import Codec, StreamError
 from ..codecs.framing import Framing
+from ..transcripts import Source, transcripts_in
 from ..translate import Translator
 from .common import (
     EXIT_FINDINGS,
@@ -39,7 +40,7 @@ from .common import (
     warn,
 )
 from .options import FRAMING_METAVAR, protocol_help
-from .transcripts import Source, detect, open_source, reading, transcripts_in
+from .transcripts import detect, open_source, reading
 
 __all__ = [
     "USAGE",

@@ -25,6 +25,7 @@ from ..codecs import Codec
 from ..codecs.framing import Framing, detect_framing
 from ..codecs.requests import ChatRequest
 from ..events import Terminal
+from ..transcripts import FrameCutter, cut_frames
 from ..translate import Translator
 from .common import (
     FRAMING_SUFFIX,
@@ -38,7 +39,6 @@ from .common import (
 )
 from .options import protocol_help
 from .replay import Recording, make_replay_app, render
-from .transcripts import FrameCutter, cut_frames
 
 __all__ = [
     "CELL_LINE_LIMIT",

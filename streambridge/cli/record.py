@@ -25,6 +25,7 @@ from ..codecs.decoder import Decoder
 from ..codecs.framing import Framing, detect_framing
 from ..codecs.http import capture_head
 from ..events import Terminal
+from ..transcripts import SNIFF_LIMIT, Capture, framing_hint, sniff
 from .common import (
     EXIT_FINDINGS,
     ProgressBar,
@@ -41,7 +42,6 @@ from .common import (
     warn,
 )
 from .options import protocol_help
-from .transcripts import SNIFF_LIMIT, Capture, framing_hint, sniff
 
 __all__ = [
     "CAPTURE_HEADERS",

@@ -39,6 +39,7 @@ from ..codecs import Codec
 from ..codecs.framing import Framing
 from ..codecs.http import HttpSurface
 from ..events import RunStart, StepFinish, Terminal
+from ..transcripts import Capture, cut_frames, transcripts_in
 from ..translate import Translator
 from .common import (
     UserError,
@@ -52,7 +53,7 @@ from .common import (
     stdout_binary,
 )
 from .options import FRAMING_METAVAR, PORT_MAX, PORT_MIN, AsRecordedTarget, SniffedSource
-from .transcripts import Capture, cut_frames, detect, open_source, transcripts_in
+from .transcripts import detect, open_source
 
 DEFAULT_PORT = 8788  # the proxy (`serve`) takes 8787: a replay can be its upstream
 REALTIME_FRAME_MS = 30.0

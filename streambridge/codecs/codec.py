@@ -57,7 +57,7 @@ class RuleContext(Protocol):
     def framing(self) -> Framing: ...
 
     def add(self, rule: str, message: str) -> None:
-        """A finding of ``rule`` (an ``SB…`` id of the validator's catalogue) at the current frame."""
+        """A finding of ``rule`` (an id of the shared catalogue or of the protocol's own) at the current frame."""
 
     def header(self, name: str) -> str | None:
         """A response header of the capture being validated (None without a capture or header)."""
@@ -85,8 +85,10 @@ class Rules:
     kept_members: ClassVar[frozenset[str]] = frozenset()
     #: a tool call announced again replaces the earlier one (no finding for the repeat)
     repeated_call_replaces: ClassVar[bool] = False
-    #: rule ids of the protocol's own, beside the validator's catalogue: id → (name, severity
-    #: ``error`` / ``warning``, description); ids need a prefix of the protocol's (not ``SB``)
+    #: the rules only this protocol checks, beside the shared catalogue
+    #: (:mod:`streambridge.validate.rules`): id → (name, severity ``error`` / ``warning``,
+    #: description). A new id takes a prefix of the protocol's own (not ``SB``: nest's and
+    #: agentkit's ``SB`` ids predate catalogues); ids are never reused or renumbered
     catalogue: ClassVar[dict[str, tuple[str, str, str]]] = {}
 
     def __init__(self, check: RuleContext) -> None:

@@ -2,10 +2,15 @@
 
 The turn opens with ``turn_start`` (SB012); ``turn_end`` repeats its turn and message ids, which
 decode to unset when equal (SB030, SB031), and its ``result.text`` is the streamed text (SB040).
-A tool call announced again replaces the earlier one, so a repeat is no finding.
+A tool call announced again replaces the earlier one, so a repeat is no finding. The
+catalogue's ``SB`` ids predate protocol catalogues (a new rule takes a prefix of its own); the
+start rule (SB012) is shared with nest and lives in the shared catalogue
+(:mod:`streambridge.validate.rules`).
 """
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 from msgspec import UNSET
 
@@ -19,6 +24,11 @@ __all__ = ["AgentkitRules"]
 class AgentkitRules(Rules):
     known_passthrough = frozenset({"tool_result"})
     repeated_call_replaces = True
+    catalogue: ClassVar[dict[str, tuple[str, str, str]]] = {
+        "SB030": ("turn-id-mismatch", "error", "agentkit: turn_end.turnId differs from turn_start's"),
+        "SB031": ("message-id-mismatch", "error", "agentkit: turn_end.messageId differs from turn_start's"),
+        "SB040": ("terminal-text-mismatch", "warning", "agentkit: result.text differs from the streamed text deltas"),
+    }
 
     def __init__(self, check: RuleContext) -> None:
         super().__init__(check)

@@ -2,10 +2,14 @@
 
 The run opens with ``event: meta`` (SB012), once (SB013), naming the run and thread the capture's
 headers name (SB032); ``id:`` sequence numbers rise strictly on data frames only (SB033, SB034);
-steps are balanced (SB015) and hold the content (SB016).
+steps are balanced (SB015) and hold the content (SB016). The catalogue's ``SB`` ids predate
+protocol catalogues (a new rule takes a prefix of its own); the start rules (SB012, SB013) are
+shared with agentkit and live in the shared catalogue (:mod:`streambridge.validate.rules`).
 """
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 from ...events import (
     Event,
@@ -39,6 +43,25 @@ _ID_HEADERS = (("runId", _RUNS.run_id_header.lower()), ("threadId", _RUNS.thread
 class NestRules(Rules):
     event_names = EVENT_NAMES
     known_passthrough = frozenset({"cancelled"})
+    catalogue: ClassVar[dict[str, tuple[str, str, str]]] = {
+        "SB015": (
+            "step-unbalanced",
+            "error",
+            "nest: step-finish without an open step, or step-start inside an open step",
+        ),
+        "SB016": ("content-outside-step", "warning", "nest: text, reasoning or tool frames outside a step"),
+        "SB032": (
+            "run-id-mismatch",
+            "error",
+            "nest: the meta runId/threadId differ from the X-Agent-Run-Id/X-Agent-Thread-Id headers",
+        ),
+        "SB033": (
+            "sequence-order",
+            "error",
+            "nest: id: sequence numbers that are not strictly increasing positive integers",
+        ),
+        "SB034": ("sequence-on-control", "error", "nest: an id: line on a meta, done or error frame"),
+    }
 
     def __init__(self, check: RuleContext) -> None:
         super().__init__(check)

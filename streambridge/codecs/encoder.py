@@ -80,18 +80,23 @@ def field_defaults(kind: type[Event]) -> dict[str, Any]:
     return defaults
 
 
+#: the events :meth:`Encoder._skips` may skip (the rest need not ask)
+_MAY_SKIP = frozenset((ToolInputStart, ToolCall, TextDelta))
+
+
 class EncodingSink:
     """A list-like target for a decoder (an :class:`~streambridge.codecs.sinks.DeltaSink`) that
     encodes every event as it is appended, so a translation needs no intermediate event list (the
     decoder appends, the encoder writes). It counts the events and keeps the terminal."""
 
-    __slots__ = ("count", "encoder", "parts", "terminal")
+    __slots__ = ("_write", "count", "encoder", "parts", "terminal")
 
     def __init__(self, encoder: Encoder, parts: list[bytes]) -> None:
         self.encoder = encoder
         self.parts = parts
         self.count = 0
         self.terminal: Terminal | None = None
+        self._write = encoder.write  # bound once: called per event
 
     def deltas(self, texts: list[str], reasoning: bool = False, ids: Sequence[bytes] | None = None) -> None:
         """A run of plain primary deltas: written as a run when the encoder can (see
@@ -105,7 +110,7 @@ class EncodingSink:
         self.count += 1
         if type(event) is Terminal and self.terminal is None:
             self.terminal = event
-        self.encoder.write(event, self.parts)
+        self._write(event, self.parts)
 
 
 #: (``message_id``, ``extra`` and ``synthetic`` too: the handler decides when they need a carrier)
@@ -338,7 +343,7 @@ class Encoder:
         this codec decoded with unknown fields inside go back as they came; another codec's
         such members make a carrier.
         """
-        if native:
+        if native and self.unwritten.get(type(event)):  # (most types: no field left unwritten)
             native = self._writes_every_field(event)
         if event.verbatim is not UNSET:
             if event.verbatim.origin == self.codec:
@@ -360,7 +365,11 @@ class Encoder:
             parts.append(self._carry(event, len(covered) + len(payloads), line_id, whole=bool(covered)))
             parts.extend(covered)
             line_id = ""
-        self._emit_all(parts, payloads, "" if amend and not native else line_id)  # an amending carrier says the id
+        frame_id = "" if amend and not native else line_id  # an amending carrier says the id
+        if len(payloads) == 1 and type(payloads[0]) is bytes:  # nearly every event: one unnamed frame
+            parts.append(self._emit(payloads[0], "", frame_id))
+        else:
+            self._emit_all(parts, payloads, frame_id)
         if not native and amend:
             parts.append(self._carry(event, 0, line_id))
 
@@ -444,7 +453,7 @@ class Encoder:
             self._begin(event, parts)
         if type(event) in NEEDS_CARE:
             event = self._cared(event, parts)
-        if self._skips(event):
+        if type(event) in _MAY_SKIP and self._skips(event):
             return
         if self._whole_text:
             self._write_whole_text(parts, for_terminal=type(event) is Terminal)

@@ -116,7 +116,10 @@ class AgentkitDecoder(Decoder):
     _hot_reasoning = ThinkingDeltaW
 
     def _take_wire(self, wire: object) -> Event | None:
-        event = super()._take_wire(wire)
+        reader = self._hot_readers.get(type(wire))  # (Decoder._take_wire, inlined: once per event)
+        if reader is None:
+            return None
+        event = reader(wire, {})[0]  # each agentkit reader makes one event
         if type(event) is TextDelta and event.message_id is UNSET:  # primary text, before the primary is known
             self._text.append(event.text)
         return event

@@ -478,13 +478,20 @@ class Decoder:
         if self._terminated:
             self._trailing(frame)
             return
-        events = self._decoded(frame, out)
-        if events is None:
+        self._current = frame
+        try:  # (inline, not a step of its own: once per frame)
+            if not frame.data.isascii():
+                check_utf8(frame.data)
+            events = self._decode(frame)
+        except FrameProblem as exc:
+            self._release(out)
+            self._bad_frame(frame, str(exc), out, exc.kind)
             return
+        if self._whole:
+            _with_whole_text(events)
+            self._whole = False
         if frame.own_id and frame.last_id:
-            for event in events:
-                if event.event_id is UNSET:  # an NDJSON-carried event brings its own
-                    event.event_id = frame.last_id
+            _stamp_ids(events, frame.last_id)
         if self._cover_next:
             self._covering, self._cover_next = self._cover_next, 0
         if self._held is not None:
@@ -493,24 +500,6 @@ class Decoder:
             self._held = events.pop()  # held until the next frame: a carrier may amend it
         for event in events:
             self._push(event, out)
-
-    def _decoded(self, frame: Frame, out: EventSink) -> list[Event] | None:
-        """The frame's events; None for a bad frame (forwarded as :class:`Malformed`, or raised)."""
-        self._current = frame
-        try:
-            if not frame.data.isascii():
-                check_utf8(frame.data)
-            events = self._decode(frame)
-        except FrameProblem as exc:
-            self._release(out)
-            self._bad_frame(frame, str(exc), out, exc.kind)
-            return None
-        if self._whole:  # a carried terminal whose answer came whole: the delta it was made from
-            self._whole = False
-            end = events[0]
-            assert type(end) is Terminal and isinstance(end.text, str)  # (what sets _whole says so)
-            events.insert(0, TextDelta(text=end.text, synthetic=True))
-        return events
 
     def _amend_or_release(self, events: list[Event], out: EventSink) -> None:
         """A held run start: a carried run start right after amends it, anything else lets it out."""
@@ -568,3 +557,17 @@ class Decoder:
         self._release(out)  # no carrier amends a held run start: this frame is none
         frame = Frame(problem.raw, index=problem.index, offset=problem.offset)
         self._bad_frame(frame, str(problem), out, problem.kind)
+
+
+def _with_whole_text(events: list[Event]) -> None:
+    """A carried terminal whose answer came whole: put the delta it was made from before it."""
+    end = events[0]
+    assert type(end) is Terminal and isinstance(end.text, str)  # (what sets _whole says so)
+    events.insert(0, TextDelta(text=end.text, synthetic=True))
+
+
+def _stamp_ids(events: list[Event], frame_id: str) -> None:
+    """The frame's own ``id:`` on its events (an NDJSON-carried event brings its own)."""
+    for event in events:
+        if event.event_id is UNSET:
+            event.event_id = frame_id

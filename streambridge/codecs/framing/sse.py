@@ -209,7 +209,7 @@ class SSEParser(Parser):
                 index += 1
                 if not (plain is not None and not out and not self.problems and plain((block,), 6, None)):
                     append(Frame(block[6:], "", last_id, False, index, pos))
-            elif cut := _named_one_line(block, limit):
+            elif (cut := _named_cut(block, limit)) > 0:
                 index += 1
                 append(Frame(block[cut + 7 :], block[7:cut].decode("utf-8", "replace"), last_id, False, index, pos))
             else:
@@ -408,9 +408,9 @@ class SSEParser(Parser):
         self._data = []
 
 
-def _named_one_line(block: bytes, limit: int) -> int:
+def _named_cut(block: bytes, limit: int) -> int:
     """Where ``\ndata: `` starts in a named one-line event (``event:`` then ``data:``, as
-    agentfootprint writes every frame), else 0: such an event needs no line rules either."""
+    agentfootprint writes every frame), else -1: such an event needs no line rules either."""
     if block.startswith(b"event: ") and block.count(b"\n") == 1 and len(block) < limit:
-        return max(block.find(b"\ndata: "), 0)
-    return 0
+        return block.find(b"\ndata: ")
+    return -1

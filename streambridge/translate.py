@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, overload
 from .codecs import StreamError, get
 from .codecs.encoder import EncodingSink
 from .codecs.errors import Diagnostic
+from .codecs.fidelity import Fidelity
 from .codecs.framing import DEFAULT_MAX_EVENT_SIZE, Framing
 from .events import Elicitation, Event, RunStart, Terminal, ToolApprovalRequest
 
@@ -65,12 +66,13 @@ class Translator:
         target_framing: Framing | None = None,
         strict: bool = False,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        fidelity: Fidelity = "exact",
         **encoder_options: object,
     ) -> None:
         self.source = get(source)
         self.target = get(target)
         self.decoder = self.source.decoder(source_framing, strict=strict, max_event_size=max_event_size)
-        self.encoder = self.target.encoder(target_framing, **encoder_options)
+        self.encoder = self.target.encoder(target_framing, fidelity=fidelity, **encoder_options)
         self.encoder.share_text(self.decoder.answer)  # every event reaches it as soon as it is decoded
         self._sink = self.encoder.sink([])  # what the decoder writes into, for every chunk
         self._fed = False
@@ -214,7 +216,9 @@ def translate(
     ``options``: ``source_framing`` / ``target_framing`` (``"sse"`` or ``"ndjson"``; an unset
     source framing is detected from the first bytes, an unset target one is the target's own), ``strict``
     (raise :class:`~streambridge.codecs.StreamError` on bad input instead of forwarding it),
-    ``max_event_size``, and encoder options (nest: ``sequence_ids``).
+    ``max_event_size``, ``fidelity`` (``"exact"``, the default: every byte comes back from a
+    translation back; ``"client"``: what a native backend of the target would send a live
+    client, see :mod:`streambridge.codecs.fidelity`), and encoder options (nest: ``sequence_ids``).
     """
     translator = Translator(source, target, **options)
     if _is_async(chunks):

@@ -230,7 +230,7 @@ def test_replay_serve_from_the_command_line(monkeypatch: pytest.MonkeyPatch, tmp
         assert resp.status == 201
         body = resp.read()
         run_id = resp.headers["X-Agent-Run-Id"]
-    assert body == translated("agentkit", "nest", source.read_bytes())
+    assert body == translated("agentkit", "nest", source.read_bytes(), fidelity="client")  # served: a live client
     with urllib.request.urlopen(f"{urls[0]}/agent/chat/{run_id}/stream", timeout=30) as resp:
         assert resp.status == 200
         assert resp.read().endswith(b"event: done\ndata: {}\n\n")

@@ -33,6 +33,7 @@ from .. import codecs
 from ..codecs import Codec, StreamError
 from ..codecs.decoder import Decoder
 from ..codecs.errors import Diagnostic
+from ..codecs.fidelity import Fidelity, parse_fidelity
 from ..codecs.framing import Framing
 from ..translate import Translator
 
@@ -46,6 +47,7 @@ __all__ = [
     "UserError",
     "VerboseOption",
     "Warnings",
+    "check_fidelity",
     "check_framing",
     "complete_framing",
     "complete_protocol",
@@ -185,6 +187,14 @@ def check_framing(codec: Codec, framing: str | None, option: str = "--framing") 
             f"{option}: {codec.name} has no {chosen!r} framing (expected one of {', '.join(codec.framings)})"
         )
     return chosen
+
+
+def check_fidelity(value: str | None, default: Fidelity) -> Fidelity:
+    """``--fidelity`` checked into its type (``default`` when not given)."""
+    try:
+        return parse_fidelity(value) if value is not None else default
+    except ValueError as exc:
+        raise UserError(f"--fidelity: {exc}") from None
 
 
 FRAMING_SUFFIX = {"sse": ".sse", "ndjson": ".ndjson"}

@@ -12,6 +12,7 @@ from typing import Annotated, BinaryIO, NoReturn
 import typer
 
 from ..codecs import Codec, StreamError
+from ..codecs.fidelity import Fidelity
 from ..codecs.framing import Framing
 from ..transcripts import Source, transcripts_in
 from ..translate import Translator
@@ -22,6 +23,7 @@ from .common import (
     UserError,
     VerboseOption,
     Warnings,
+    check_fidelity,
     check_framing,
     complete_framing,
     complete_protocol,
@@ -39,7 +41,7 @@ from .common import (
     stream_error,
     warn,
 )
-from .options import FRAMING_METAVAR, protocol_help
+from .options import FRAMING_METAVAR, fidelity_option, protocol_help
 from .transcripts import detect, open_source, reading
 
 __all__ = [
@@ -79,11 +81,17 @@ def convert_one(
     framing: Framing,
     strict: bool,
     parents: bool,
+    fidelity: Fidelity = "exact",
 ) -> int:
     """Convert one input; how many frames were over the size limit (forwarded cut short)."""
     detected = detect(source, from_)
     translator = Translator(
-        detected.codec.name, target.name, source_framing=detected.framing, target_framing=framing, strict=strict
+        detected.codec.name,
+        target.name,
+        source_framing=detected.framing,
+        target_framing=framing,
+        strict=strict,
+        fidelity=fidelity,
     )
     live = output is None or str(output) == "-"
     warnings = Warnings(source.name, source.body_offset)
@@ -144,7 +152,14 @@ def plan_directory(directory: Path, out_dir: Path, framing: str) -> dict[Path, P
 
 
 def convert_directory(
-    directory: Path, output: str | None, target: Codec, from_: str | None, framing: Framing, strict: bool, parents: bool
+    directory: Path,
+    output: str | None,
+    target: Codec,
+    from_: str | None,
+    framing: Framing,
+    strict: bool,
+    parents: bool,
+    fidelity: Fidelity = "exact",
 ) -> None:
     if output is None or output == "-":
         raise UserError(f"{directory}: converting a directory needs -o DIRECTORY")
@@ -155,9 +170,7 @@ def convert_directory(
     for src, dest in plan.items():
         try:
             with open_source(src) as source:
-                cut += convert_one(
-                    source, dest, target, from_, framing, strict, parents=True
-                )  # the tree below -o is ours
+                cut += convert_one(source, dest, target, from_, framing, strict, True, fidelity)  # below -o: ours
         except (UserError, OSError) as exc:
             failed += 1
             print_error(exc.message if isinstance(exc, UserError) else _os_message(exc, src))
@@ -223,6 +236,7 @@ def convert_command(
         bool, typer.Option("--strict", help="Fail on the first bad frame instead of forwarding it.")
     ] = False,
     parents: Annotated[bool, typer.Option("--parents", help="Create -o's missing directories.")] = False,
+    fidelity: Annotated[str | None, fidelity_option("exact")] = None,
     verbose: VerboseOption = False,
 ) -> None:
     """Convert a transcript from one protocol into another (streaming, constant memory)."""
@@ -232,11 +246,12 @@ def convert_command(
         no_input()
     target = resolve_protocol(to, "--to")
     out_framing = check_framing(target, framing)
+    level = check_fidelity(fidelity, "exact")  # a transcript converted is an archive: exact
     if from_ is not None:
         resolve_protocol(from_, "--from")
     path = Path(input)
     if input != "-" and path.is_dir():
-        convert_directory(path, output, target, from_, out_framing, strict, parents)
+        convert_directory(path, output, target, from_, out_framing, strict, parents, level)
         return
     if output is not None and output != "-" and Path(output).is_dir():
         stem = "stdin" if input == "-" else path.stem
@@ -245,6 +260,6 @@ def convert_command(
     if output is not None and not is_stdio(output):
         ensure_directory(Path(output).parent, parents, Path(output))
     with open_source(input) as source:
-        cut = convert_one(source, output, target, from_, out_framing, strict, parents)
+        cut = convert_one(source, output, target, from_, out_framing, strict, parents, level)
     if cut:
         raise typer.Exit(EXIT_FINDINGS)

@@ -6,11 +6,12 @@ table), never from a copy, so help, completion and validation always agree.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from .. import codecs
+from ..codecs.fidelity import FIDELITIES
 from .common import FRAMING_SUFFIX, complete_protocol
 
 __all__ = [
@@ -19,7 +20,9 @@ __all__ = [
     "PROTOCOL_NAMES",
     "AsRecordedTarget",
     "SniffedSource",
+    "complete_fidelity",
     "examples",
+    "fidelity_option",
     "fill_protocols",
     "protocol_choices",
     "protocol_help",
@@ -91,3 +94,20 @@ def examples(*lines: str) -> str:
     to the lines after the first, and ``Examples:`` then is not the first line.
     """
     return "\n".join(["", "Examples:", *(f"  {line}" for line in lines)])
+
+
+def complete_fidelity(incomplete: str) -> list[str]:
+    return [f for f in FIDELITIES if f.startswith(incomplete)]
+
+
+def fidelity_option(default: str) -> Any:
+    """``--fidelity`` (see :mod:`streambridge.codecs.fidelity`), whose default says ``default``."""
+    return typer.Option(
+        "--fidelity",
+        metavar="exact|client",
+        help=(
+            "exact: every event kept, a translation back gives the input byte for byte; client: what a "
+            f"native backend of the target protocol would send a live client (default: {default})."
+        ),
+        autocompletion=complete_fidelity,
+    )

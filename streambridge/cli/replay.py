@@ -36,6 +36,7 @@ from msgspec import UNSET
 from ..bridge.cors import Cors
 from ..bridge.logging import TextFormatter, access_log
 from ..codecs import Codec
+from ..codecs.fidelity import Fidelity
 from ..codecs.framing import Framing
 from ..codecs.http import HttpSurface
 from ..events import RunStart, StepFinish, Terminal
@@ -45,6 +46,7 @@ from .common import (
     UserError,
     VerboseOption,
     Warnings,
+    check_fidelity,
     check_framing,
     complete_framing,
     note,
@@ -52,7 +54,7 @@ from .common import (
     set_verbose,
     stdout_binary,
 )
-from .options import FRAMING_METAVAR, PORT_MAX, PORT_MIN, AsRecordedTarget, SniffedSource
+from .options import FRAMING_METAVAR, PORT_MAX, PORT_MIN, AsRecordedTarget, SniffedSource, fidelity_option
 from .transcripts import detect, open_source
 
 DEFAULT_PORT = 8788  # the proxy (`serve`) takes 8787: a replay can be its upstream
@@ -108,7 +110,9 @@ def load_recordings(arg: str, protocol: str | None) -> list[Recording]:
     return [load_recording(arg, protocol)]
 
 
-def render(recording: Recording, target: Codec | None, framing: Framing | None) -> Playback:
+def render(
+    recording: Recording, target: Codec | None, framing: Framing | None, fidelity: Fidelity = "exact"
+) -> Playback:
     """The chunks to send: the recorded pieces, or each piece translated to ``target``."""
     codec = target or recording.codec
     out_framing = framing or (codec.default_framing if target else recording.framing)
@@ -123,6 +127,7 @@ def render(recording: Recording, target: Codec | None, framing: Framing | None) 
             codec.name,
             source_framing=recording.framing,
             target_framing=out_framing,
+            fidelity=fidelity,
         )
         warnings = Warnings(recording.name, echo=None)
         chunks = [translator.feed(piece) for piece in recording.pieces]
@@ -469,6 +474,7 @@ def replay_command(
     exit_after: Annotated[
         int | None, typer.Option("--exit-after", metavar="N", min=1, help="With --serve: stop after this many streams.")
     ] = None,
+    fidelity: Annotated[str | None, fidelity_option("client with --serve, else exact")] = None,
     verbose: VerboseOption = False,
 ) -> None:
     """Play a transcript to stdout, or serve it as a live backend (--serve)."""
@@ -487,7 +493,8 @@ def replay_command(
         kinds = ", ".join(sorted({r.codec.name for r in recordings}))
         raise UserError(f"{file}: the transcripts are in several protocols ({kinds}); pick one with --to")
     out_framing = check_framing(target or recordings[0].codec, framing) if framing else None
-    playbacks = [render(r, target, out_framing) for r in recordings]
+    level = check_fidelity(fidelity, "client" if serve else "exact")  # served: a live client's stream
+    playbacks = [render(r, target, out_framing, level) for r in recordings]
     delays = [frame_delay(p, delay_ms, realtime) for p in playbacks]
     if not serve:
         _play(playbacks[0], delays[0])

@@ -14,7 +14,7 @@ import typer
 from ..bridge import config as bridge_config
 from ..bridge import server as bridge_server
 from .common import EXIT_USAGE, complete_protocol, print_error
-from .options import PORT_MAX, PORT_MIN, protocol_help
+from .options import PORT_MAX, PORT_MIN, fidelity_option, protocol_help
 from .replay import listen_error
 
 __all__ = ["serve_command"]
@@ -217,6 +217,7 @@ def serve_command(
             help="Also forward this client header upstream (repeatable; credential-like ones need --forward-auth).",
         ),
     ] = None,
+    fidelity: Annotated[str | None, fidelity_option("exact")] = None,
 ) -> None:
     """Proxy a client of protocol --to to an upstream of protocol --from, translating live."""
     settings: dict[str, Any] = {
@@ -229,6 +230,7 @@ def serve_command(
         "forward_auth": forward_auth,
         "cors_origins": tuple(cors_origin) if cors_origin else None,
         "forward_headers": tuple(forward_header) if forward_header else None,
+        "fidelity": fidelity,
     }
     try:
         cfg = bridge_config.build_config(

@@ -23,6 +23,7 @@ from typing import ClassVar, Protocol
 from ..events import EVENT_TYPES, Event, RunStart, Terminal
 from .decoder import Decoder
 from .encoder import Encoder
+from .fidelity import Fidelity, parse_fidelity
 from .framing import DEFAULT_MAX_EVENT_SIZE, Frame, Framing
 from .http import HttpSurface
 
@@ -165,8 +166,11 @@ class Codec:
         ``hot_path=False`` sends every frame the full way (tests compare the two)."""
         return self.decoder_class(framing, strict=strict, max_event_size=max_event_size, hot_path=hot_path)
 
-    def encoder(self, framing: Framing | None = None, **options: object) -> Encoder:
-        return self.encoder_class(framing or self.default_framing, **options)
+    def encoder(self, framing: Framing | None = None, *, fidelity: Fidelity = "exact", **options: object) -> Encoder:
+        """An encoder writing ``framing`` (the protocol's own by default) at ``fidelity``."""
+        encoder = self.encoder_class(framing or self.default_framing, **options)
+        encoder.fidelity = parse_fidelity(fidelity)
+        return encoder
 
     def stream_headers(self, framing: Framing) -> dict[str, str]:
         """The headers of a streamed answer in ``framing``: its content type, no caching or proxy

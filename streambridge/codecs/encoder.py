@@ -15,6 +15,7 @@ from ..events import (
     ArtifactPresented,
     ArtifactRefused,
     Event,
+    ReasoningDelta,
     RunStart,
     Terminal,
     TextDelta,
@@ -29,6 +30,7 @@ from .artifacts import part_body, part_name
 from .carrier import BARE_STRUCTURE, NEEDS_CARE, Payload, carrier_body, carrier_name, is_id_line, verbatim_payloads
 from .envelope import json_encode
 from .errors import Diagnostic, keep
+from .fidelity import STRUCTURE, Fidelity, client_data
 from .framing import (
     Framing,
     ndjson_frame,
@@ -80,6 +82,8 @@ def field_defaults(kind: type[Event]) -> dict[str, Any]:
     return defaults
 
 
+#: what a message says (another message's, in a protocol naming none, would join the answer)
+_CONTENT = frozenset((TextDelta, ReasoningDelta))
 #: the events :meth:`Encoder._skips` may skip (the rest need not ask)
 _MAY_SKIP = frozenset((ToolInputStart, ToolCall, TextDelta))
 
@@ -89,14 +93,15 @@ class EncodingSink:
     encodes every event as it is appended, so a translation needs no intermediate event list (the
     decoder appends, the encoder writes). It counts the events and keeps the terminal."""
 
-    __slots__ = ("_write", "count", "encoder", "parts", "terminal")
+    __slots__ = ("_write_event", "_write_text", "count", "encoder", "parts", "terminal")
 
     def __init__(self, encoder: Encoder, parts: list[bytes]) -> None:
         self.encoder = encoder
         self.parts = parts
         self.count = 0
         self.terminal: Terminal | None = None
-        self._write = encoder.write  # bound once: called per event
+        self._write_text = encoder.write_text  # bound once: called per event
+        self._write_event = encoder.write_event
 
     def deltas(self, texts: list[str], reasoning: bool = False, ids: Sequence[bytes] | None = None) -> None:
         """A run of plain primary deltas: written as a run when the encoder can (see
@@ -108,9 +113,12 @@ class EncodingSink:
 
     def append(self, event: Event) -> None:
         self.count += 1
+        if type(event) is TextDelta:
+            self._write_text(event, self.parts)
+            return
         if type(event) is Terminal and self.terminal is None:
             self.terminal = event
-        self._write(event, self.parts)
+        self._write_event(event, self.parts)
 
 
 #: (``message_id``, ``extra`` and ``synthetic`` too: the handler decides when they need a carrier)
@@ -174,6 +182,8 @@ class Encoder:
         self._bare_carriers: dict[tuple[type, bool, int], bytes] = {}
         self._whole_text: list[Event] = []  # text a decoder made from its source's terminal
         self._covered: list[bytes] = []  # the frames of that text, rendered by the terminal
+        #: what the output promises (see :mod:`.fidelity`); set before the first event
+        self.fidelity: Fidelity = "exact"
         self.dropped = 0
         #: events not written (after the terminal), until taken (:meth:`take_diagnostics`)
         self.diagnostics: list[Diagnostic] = []
@@ -220,7 +230,14 @@ class Encoder:
 
     def write(self, event: Event, parts: list[bytes]) -> None:
         """Encode one event into ``parts`` (a plain primary text delta on the fast path)."""
-        if type(event) is TextDelta and self._started and not self._terminated:
+        if type(event) is TextDelta:
+            self.write_text(event, parts)
+        else:
+            self.write_event(event, parts)
+
+    def write_text(self, event: TextDelta, parts: list[bytes]) -> None:
+        """Encode a text delta: a plain primary one as it stands, when the state lets it."""
+        if self._started and not self._terminated:
             frame = self._fast_text(event)
             if frame is not None:
                 if self._owed:
@@ -229,7 +246,7 @@ class Encoder:
                     self._text.append(event.text)
                 parts.append(frame)
                 return
-        self._event(event, parts)
+        self.write_event(event, parts)
 
     def write_deltas(
         self, parts: list[bytes], texts: list[str], reasoning: bool = False, ids: Sequence[bytes] | None = None
@@ -264,7 +281,7 @@ class Encoder:
         """End of output: guarantees exactly one terminal in the stream."""
         parts: list[bytes] = []
         if not self._terminated:
-            self._event(truncation_terminal(), parts)
+            self.write_event(truncation_terminal(), parts)
         return b"".join(parts)
 
     @property
@@ -314,6 +331,8 @@ class Encoder:
     #: the protocol writes artifacts as ``data-artifact`` parts whose id is the ref, and its
     #: decoder reads them back (``Decoder._artifact_part``); otherwise they travel in carriers
     artifact_parts: ClassVar[bool] = False
+    #: the protocol names the message of what it says (agentkit's and AG-UI's ``messageId``)
+    names_messages: ClassVar[bool] = False
     #: the protocol's data part names its message (agentkit's ``messageId``)
     _parts_say_message_id: ClassVar[bool] = False
 
@@ -361,6 +380,9 @@ class Encoder:
         if self._covered and type(event) is Terminal:
             covered, self._covered = self._covered, []
             native = False  # its text came whole: its carrier renders that text's frames too
+        if not native and self.fidelity == "client":
+            self._put_for_client(parts, event, payloads, covered, line_id)
+            return
         if not native and not amend:
             parts.append(self._carry(event, len(covered) + len(payloads), line_id, whole=bool(covered)))
             parts.extend(covered)
@@ -372,6 +394,28 @@ class Encoder:
             self._emit_all(parts, payloads, frame_id)
         if not native and amend:
             parts.append(self._carry(event, 0, line_id))
+
+    def _put_for_client(
+        self, parts: list[bytes], event: Event, payloads: list[Payload], covered: list[bytes], line_id: str
+    ) -> None:
+        """What a native backend would send (``client`` fidelity): the event's own frames and
+        nothing about what they leave out; an event with meaning and no frame here as a data
+        part of its members; one that only shapes the stream not at all."""
+        parts.extend(covered)
+        if payloads and not self._loses_message(event):
+            self._emit_all(parts, payloads, line_id)
+        elif type(event) not in STRUCTURE:
+            parts.append(self._emit(self._client_part(event), "", line_id))
+
+    def _loses_message(self, event: Event) -> bool:
+        """Whether the event's own frame would say another message's content as the answer's
+        (the protocol names no messages): then it is a data part instead."""
+        return type(event) in _CONTENT and event.message_id is not UNSET and not self.names_messages
+
+    def _client_part(self, event: Event) -> bytes:
+        """An event with meaning and no frame here, as the protocol's data part: the event's
+        members (no carrier bookkeeping) under ``data``."""
+        return self._carrier_payload(event, carrier_name(event), b'"data":' + client_data(event))
 
     def _writes_every_field(self, event: Event) -> bool:
         """Whether no field that no handler writes is set (such a field is carried, never dropped)."""
@@ -441,7 +485,8 @@ class Encoder:
             self._handle(msgspec.structs.replace(delta, synthetic=False), frames)
         self._covered = frames
 
-    def _event(self, event: Event, parts: list[bytes]) -> None:
+    def write_event(self, event: Event, parts: list[bytes]) -> None:
+        """Encode one event through its handler (what every event but a fast text delta takes)."""
         if self._terminated:
             self.dropped += 1
             message = f"{type(event).__name__} after the terminal event not written"

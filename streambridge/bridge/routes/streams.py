@@ -43,6 +43,7 @@ class StreamRoute(Mounted):
             target_framing=framing,
             strict=True,
             max_event_size=route.max_frame_bytes,
+            fidelity=route.fidelity,
         )
         if self._asks_by_ending():  # what the run asks is kept; held when the client answers in the stream
             translator.collect_asks(hold=not self.surface.answers_in_next_request)

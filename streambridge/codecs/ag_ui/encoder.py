@@ -120,6 +120,7 @@ class _Split:
 class AgUiEncoder(Encoder):
     codec = "ag-ui"
     # _plain decides about the fields every event has; every frame splices the unknown members back
+    names_messages = True
     writes_everywhere = frozenset({"message_id", "synthetic", "extra"})
     _says_input_start = True
     artifact_parts = True
@@ -455,7 +456,7 @@ class AgUiEncoder(Encoder):
         self._let_out(parts)
         self._carry_only(e, parts)
 
-    def _event(self, event: Event, parts: list[bytes]) -> None:
+    def write_event(self, event: Event, parts: list[bytes]) -> None:
         t = type(event)
         stop = t is ToolApprovalRequest or t is Elicitation  # (it decides in _stop)
         if self._waiting and not stop:
@@ -465,7 +466,7 @@ class AgUiEncoder(Encoder):
                     self._put(parts, said, [], True)
             else:
                 self._let_out(parts)
-        super()._event(event, parts)
+        super().write_event(event, parts)
 
     def _let_out(self, parts: list[bytes]) -> None:
         """The waiting stops in their carriers, where they happened (something follows them)."""

@@ -149,6 +149,7 @@ class AgentkitEncoder(Encoder):
     codec = "agentkit"
     # every agentkit event names its message (the turn's primary one when the event has none),
     # and unknown members are spliced back by _wire
+    names_messages = True
     writes_everywhere = frozenset({"extra", "message_id"})
     artifact_parts = True
     _parts_say_message_id = True

@@ -58,9 +58,10 @@ from ...events import (
     ToolInputStart,
     ToolOutput,
 )
-from ..carrier import TOOL_EVENTS, Payload
+from ..carrier import TOOL_EVENTS, Payload, carrier_name
 from ..encoder import Encoder, handles
 from ..envelope import envelope_decoder, input_of, json_encode
+from ..fidelity import ANSWER, client_data
 from ..framing import Framing
 from ..steps import BracketWriter, StepJudge, bare
 from ..synthetic import invented_call, invented_start, rederived_start
@@ -102,6 +103,8 @@ _KIND.update({ReasoningDelta: "reasoning", ReasoningStart: "reasoning", Reasonin
 #: what a denial says to a client without ``tool-output-denied`` (under the denial's carrier)
 DENIED_TEXT = "The tool call was denied."
 _BODY_HEADS = (b'"id"', b'"data"')
+#: how every carrier's members start (see :func:`~streambridge.codecs.carrier.carrier_body`)
+_CARRIER_HEADS = (b'"event"', b'"covers"', b'"whole"')
 _SETTLED = ("approved", "denied")
 
 
@@ -157,10 +160,22 @@ class AiSdkEncoder(BracketWriter, Encoder):
         head = b'{"type":' + name
         if type(event) is DataPart and event.id is not UNSET:
             head += b',"id":' + json_encode(event.id)  # what a client reconciles parts by
-        tail = b"}"
-        if type(event) in TRANSIENT or (type(event) is DataPart and event.transient is True):
-            tail = b',"transient":true}'
+        tail = b',"transient":true}' if self._transient(event, body) else b"}"
         return head + b',"data":{' + body + b"}" + tail
+
+    def _client_part(self, event: Event) -> bytes:
+        tail = b',"transient":true}' if self._transient(event, b"") else b"}"
+        return b'{"type":' + carrier_name(event) + b',"data":' + client_data(event) + tail
+
+    def _transient(self, event: Event, body: bytes) -> bool:
+        """Whether ``useChat`` should leave a data part out of the message: passing UI state,
+        every carrier (streambridge's bookkeeping, which only its decoder reads) and, for a
+        live client, any event that is not part of the answer."""
+        if type(event) is DataPart and event.transient is not UNSET:
+            return event.transient is True or body.startswith(_CARRIER_HEADS)
+        if type(event) in TRANSIENT or body.startswith(_CARRIER_HEADS):
+            return True
+        return self.fidelity == "client" and type(event) not in ANSWER
 
     # -- structure ------------------------------------------------------------------------
 
@@ -587,10 +602,10 @@ class AiSdkEncoder(BracketWriter, Encoder):
         self._set_step(open_=False)
         self._put(parts, e, frames, True)
 
-    def _event(self, event: Event, parts: list[bytes]) -> None:
+    def write_event(self, event: Event, parts: list[bytes]) -> None:
         if type(event) is Terminal and self._whole_text and not self._terminated:
             self._reader(Terminal, parts)  # held brackets go before an answer that came whole
-        super()._event(event, parts)
+        super().write_event(event, parts)
 
 
 def _str(raw: Raw) -> str | None:

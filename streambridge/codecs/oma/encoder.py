@@ -23,7 +23,7 @@ from ...events import (
     ToolOutput,
     Usage,
 )
-from ..carrier import as_received
+from ..carrier import as_received, carrier_name
 from ..encoder import Encoder, handles
 from ..envelope import (
     input_of,
@@ -31,6 +31,7 @@ from ..envelope import (
     splice_extra,
 )
 from ..errors import FrameProblem
+from ..fidelity import client_data
 from ..framing import Framing
 from ..synthetic import invented_call
 from ..terminals import canonical_failure, default_failure, status_for_code
@@ -107,6 +108,10 @@ class OmaEncoder(Encoder):
 
     def _carrier_payload(self, event: Event, name: bytes, body: bytes) -> bytes:
         return b'{"type":' + name + b',"data":{' + body + b"}}"
+
+    def _client_part(self, event: Event) -> bytes:
+        """Oma's data is the event's members themselves."""
+        return b'{"type":' + carrier_name(event) + b',"data":' + client_data(event) + b"}"
 
     def _write(self, kind: bytes, data: bytes, event: Event, info: bytes = b"") -> bytes:
         payload = b'{"type":"' + kind + b'","data":' + data

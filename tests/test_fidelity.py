@@ -1,0 +1,183 @@
+"""Fidelity: ``exact`` keeps every byte for a translation back, ``client`` gives a live client
+what a native backend of its protocol would send (streambridge/codecs/fidelity.py).
+
+Each law here loops over every registered protocol with goldens and reports every failing case
+at once."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+from msgspec import Raw
+
+from streambridge import translate
+from streambridge.bridge.config import ConfigError, build_config
+from streambridge.codecs import get
+from streambridge.codecs.fidelity import FIDELITIES, parse_fidelity
+from streambridge.codecs.framing import make_parser
+from streambridge.events import DataPart, Elicitation, RunStart, Status, Terminal, TextDelta, ToolOutput
+
+from .cli_support import invoke, user_error
+from .corpus import CODECS, SCENARIOS, capture_body, capture_paths, decode, golden
+from .proxy_support import Upstream, proxy_config, start_proxy, url_of
+from .test_proxy_ops import golden_upstream
+
+#: how every carrier's body starts inside its protocol's data part (carrier.carrier_body)
+CARRIER_MARKS = (b'"event":{"type":', b'"covers":', b'"whole":true,"event"')
+
+
+def _client(source: str, target: str, data: bytes) -> bytes:
+    return b"".join(translate([data], source, target, fidelity="client"))
+
+
+def _frames(target: str, data: bytes) -> int:
+    parser = make_parser(get(target).default_framing)
+    return len(parser.feed(data) + parser.close())
+
+
+def test_client_output_has_no_carrier_and_exactly_one_terminal() -> None:
+    failures = []
+    for scenario in SCENARIOS:
+        for source in CODECS:
+            data = golden(scenario, source)
+            for target in CODECS:
+                out = _client(source, target, data)
+                if any(mark in out for mark in CARRIER_MARKS):
+                    failures.append(f"{scenario}: {source} → {target}: a carrier in client output")
+                terminals = [e for e in decode(target, out) if isinstance(e, Terminal)]
+                if len(terminals) != 1:
+                    failures.append(f"{scenario}: {source} → {target}: {len(terminals)} terminals")
+    assert not failures, "\n".join(failures)
+
+
+def _said(events: list[object]) -> str:
+    """The answer's text: the deltas of the first one's message and part (another message's are
+    its own, whether a protocol calls it a message or a part)."""
+    deltas = [e for e in events if isinstance(e, TextDelta)]
+    first = (deltas[0].message_id, deltas[0].part_id) if deltas else None
+    return "".join(e.text for e in deltas if (e.message_id, e.part_id) == first)
+
+
+def test_client_output_keeps_the_answer() -> None:
+    """What a user reads survives: the answer's text, in order, and whether the run succeeded."""
+    failures = []
+    for scenario in SCENARIOS:
+        for source in CODECS:
+            data = golden(scenario, source)
+            want = decode(source, data)
+            [want_end] = [e for e in want if isinstance(e, Terminal)]
+            for target in CODECS:
+                got = decode(target, _client(source, target, data))
+                [got_end] = [e for e in got if isinstance(e, Terminal)]
+                if (got_end.status == "succeeded") != (want_end.status == "succeeded"):  # (a target may lack the word)
+                    failures.append(f"{scenario}: {source} → {target}: status {got_end.status}, not {want_end.status}")
+                if _said(got) != _said(want):
+                    failures.append(f"{scenario}: {source} → {target}: the text said differs")
+    assert not failures, "\n".join(failures)
+
+
+def test_client_output_is_smaller_than_exact() -> None:
+    """Carriers dropped: a client never receives more frames at ``client`` than at ``exact``."""
+    failures = []
+    for scenario in SCENARIOS:
+        for source in CODECS:
+            data = golden(scenario, source)
+            for target in CODECS:
+                exact = b"".join(translate([data], source, target))
+                client = _client(source, target, data)
+                if _frames(target, client) > _frames(target, exact):
+                    failures.append(f"{scenario}: {source} → {target}")
+    assert not failures, "\n".join(failures)
+
+
+def test_real_captures_reach_every_client_with_few_data_parts() -> None:
+    """Real Nest server streams: data parts at most 5 % of what any client receives."""
+    failures = []
+    for path in capture_paths():
+        body = capture_body(path)
+        for target in CODECS:
+            if ToolOutput not in get(target).encoder_class.handlers:
+                continue  # a text-only dialect (agentfootprint:host): every tool event is a data part there
+            out = _client("nest", target, body)
+            parts = sum(isinstance(e, DataPart) for e in decode(target, out))
+            share = parts / _frames(target, out)
+            if share > 0.05:
+                failures.append(f"{path.name} → {target}: data parts {share:.0%} of frames")
+    assert not failures, "\n".join(failures)
+
+
+def test_ai_sdk_carriers_are_transient_at_exact() -> None:
+    """``useChat`` keeps a non-transient data part in the message: a carrier never is one."""
+    failures = []
+    for scenario in SCENARIOS:
+        for source in CODECS:
+            out = b"".join(translate([golden(scenario, source)], source, "ai-sdk"))
+            for frame in make_parser("sse").feed(out):
+                if any(mark in frame.data for mark in CARRIER_MARKS) and not frame.data.endswith(b',"transient":true}'):
+                    failures.append(f"{scenario}: {source}: {frame.data[:80]!r}")
+    assert not failures, "\n".join(failures)
+
+
+def _ai_sdk_client(*events: object) -> list[dict[str, object]]:
+    encoder = get("ai-sdk").encoder(fidelity="client")
+    out = encoder.encode([RunStart(run_id="r1"), *events, Terminal()]) + encoder.close()  # type: ignore[list-item]
+    frames = make_parser("sse").feed(out)
+    return [msgspec.json.decode(f.data) for f in frames if f.data != b"[DONE]"]
+
+
+def test_a_question_to_the_user_stays_in_the_message_and_passing_state_does_not() -> None:
+    chunks = _ai_sdk_client(
+        TextDelta(text="Hi"), Elicitation(call_id="c1", request=Raw(b'{"q":"Which?"}')), Status(label="thinking")
+    )
+    parts = {c["type"]: c for c in chunks if str(c["type"]).startswith("data-")}
+    assert parts["data-elicitation"] == {
+        "type": "data-elicitation",
+        "data": {"callId": "c1", "request": {"q": "Which?"}},
+    }
+    assert parts["data-status"]["transient"] is True
+    assert "data-run-start" not in parts  # the run's ids are transport detail for useChat
+
+
+def test_fidelity_names_are_checked() -> None:
+    assert [parse_fidelity(name) for name in FIDELITIES] == ["exact", "client"]
+    with pytest.raises(ValueError, match="unknown fidelity 'lossless': expected 'exact' or 'client'"):
+        parse_fidelity("lossless")
+    with pytest.raises(ValueError, match="unknown fidelity"):
+        translate([b""], "nest", "oma", fidelity="lossless")
+
+
+def _route(**settings: object):  # type: ignore[no-untyped-def]
+    return build_config(
+        upstream="http://127.0.0.1:9/agent", source="nest", target="ai-sdk", settings=settings, environ={}
+    ).routes[0]
+
+
+def test_a_proxy_route_says_its_fidelity() -> None:
+    assert _route().fidelity == "exact"
+    assert _route(fidelity="client").fidelity == "client"
+    with pytest.raises(ConfigError, match="fidelity must be 'exact' or 'client'"):
+        _route(fidelity="lossless")
+
+
+def test_convert_is_exact_by_default_and_client_when_asked(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    source = tmp_path / "run.sse"
+    source.write_bytes(golden("approval", "nest"))
+    exact = invoke("convert", source, "--to", "ai-sdk")
+    client = invoke("convert", source, "--to", "ai-sdk", "--fidelity", "client")
+    assert exact.exit_code == 0 and client.exit_code == 0
+    assert b"data-run-start" in exact.stdout_bytes and b"data-run-start" not in client.stdout_bytes
+    user_error(invoke("convert", source, "--to", "ai-sdk", "--fidelity", "lossless"), "--fidelity: unknown fidelity")
+
+
+async def test_a_client_route_serves_what_the_core_gives_at_client_fidelity(aiohttp_server, aiohttp_client) -> None:  # type: ignore[no-untyped-def]
+    upstream = Upstream()
+    server = await aiohttp_server(golden_upstream(upstream, "approval"))
+    routes = {level: proxy_config(url_of(server, "/up"), "agentkit", "oma", fidelity=level) for level in FIDELITIES}
+    served = {}
+    for level, config in routes.items():
+        client = await start_proxy(aiohttp_client, config)
+        served[level] = await (await client.post("/", json={"prompt": "hi"})).read()
+    data = golden("approval", "agentkit")
+    assert served["client"] == b"".join(translate([data], "agentkit", "oma", strict=True, fidelity="client"))
+    assert served["exact"] == b"".join(translate([data], "agentkit", "oma", strict=True))
+    assert served["client"] != served["exact"]

@@ -16,7 +16,7 @@ from streambridge import StreamError, translate
 from streambridge.codecs import get
 from streambridge.codecs.ag_ui.http import asked_interrupts, build_request, parse_request
 from streambridge.codecs.codec import Likeness
-from streambridge.codecs.framing import Frame
+from streambridge.codecs.framing import Frame, make_parser
 from streambridge.codecs.requests import BadRequest, ChatRequest, HistoryMessage, ResumeEntry
 from streambridge.events import (
     DataPart,
@@ -531,6 +531,22 @@ def test_interrupts_of_a_real_stream_become_events_and_come_back_as_they_were() 
         back = convert(via, "ag-ui", convert("ag-ui", via, data))
         assert frames(back)[-1]["outcome"] == outcome, via
         assert asked_interrupts(back) == ["int-1", "int-2"]
+
+
+def test_an_interrupt_about_a_tool_call_is_an_approval_a_use_chat_user_can_click() -> None:
+    """``reason`` is an open string: an interrupt naming a call and asking no answer of its own
+    shape is an approval request whatever it says (agents write ``tool_call``); one with a
+    ``responseSchema`` asks for a form and stays an elicitation."""
+    about_call = {"id": "int-1", "reason": "tool_call", "message": "Refund 40 EUR?", "toolCallId": "c1"}
+    form = {"id": "int-2", "reason": "tool_call", "toolCallId": "c2", "responseSchema": {"type": "object"}}
+    data = sse(RUN_STARTED, {**RUN_FINISHED, "outcome": {"type": "interrupt", "interrupts": [about_call, form]}})
+    events = decode("ag-ui", data, strict=True)
+    assert [type(e) for e in events] == [RunStart, ToolApprovalRequest, Elicitation, Terminal]
+    assert events[1].call_id == "c1" and events[1].reason == "Refund 40 EUR?"
+    assert encode("ag-ui", events) == data  # the interrupt kept whole: back as it came
+    chunks = [json.loads(f.data) for f in make_parser("sse").feed(convert("ag-ui", "ai-sdk", data))[:-1]]
+    asked = [c for c in chunks if c["type"] == "tool-approval-request"]
+    assert [c["toolCallId"] for c in asked] == ["c1"]
 
 
 def test_cancelled_is_an_outcome_not_an_error() -> None:

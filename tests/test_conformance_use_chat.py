@@ -240,10 +240,11 @@ async def run_approval(node: str, api: str, *args: str) -> dict[str, Any]:
     ],
     ids=["approved", "denied"],
 )
+@pytest.mark.parametrize("reason", ["tool_approval", "tool_call"])  # any interrupt about a call, no schema
 async def test_a_use_chat_approval_reaches_an_ag_ui_agent_as_its_resume_entry(
-    node: str, aiohttp_server, aiohttp_client, args: tuple[str, ...], entry: dict
+    node: str, aiohttp_server, aiohttp_client, args: tuple[str, ...], entry: dict, reason: str
 ) -> None:
-    agent = AskingAgent([APPROVAL])
+    agent = AskingAgent([{**APPROVAL, "reason": reason}])
     upstream = await aiohttp_server(agent.app())
     proxy = await start_proxy(aiohttp_client, proxy_config(url_of(upstream, "/agent"), "ag-ui", "ai-sdk"))
     result = await run_approval(node, url_of(proxy, "/api/chat"), *args)

@@ -244,11 +244,13 @@ def ui_request(chat: str, approval: dict | None = None) -> dict:
     return {"id": chat, "messages": messages, "trigger": "submit-message"}
 
 
+@pytest.mark.parametrize("reason", ["tool_approval", "tool_call"])  # any interrupt about a call, no schema
 @pytest.mark.parametrize("target", [n for n in codecs.names() if n.startswith("ai-sdk") and n != "ai-sdk@5"])
 async def test_an_ai_sdk_approval_response_answers_the_interrupt_it_was_asked_by(
-    aiohttp_server, aiohttp_client, target: str
+    aiohttp_server, aiohttp_client, target: str, reason: str
 ) -> None:
-    agent, client = await front(aiohttp_server, aiohttp_client, target, [APPROVAL, QUESTION])
+    approval = {**APPROVAL, "reason": reason}
+    agent, client = await front(aiohttp_server, aiohttp_client, target, [approval, QUESTION])
     first = await client.post("/api/chat", json=ui_request("chat-1"))
     sent = without_ids(await first.read())
     chunks = [msgspec.json.decode(line[6:]) for line in sent.split(b"\n\n") if line[6:7] == b"{"]

@@ -145,13 +145,15 @@ def _kept_id(raw: Raw, default: str) -> str:
 
 def read_interrupt(raw: Raw) -> ToolApprovalRequest | Elicitation:
     """An interrupt of a ``RUN_FINISHED`` outcome that no earlier event said: an approval
-    request for a tool approval (with the interrupt kept whole when it says more than the
-    request), else an elicitation whose request is the interrupt itself."""
+    request when it is about a tool call and asks for no answer of a shape of its own (reason
+    ``tool_approval``, or any other reason with a ``toolCallId`` and no ``responseSchema``, as
+    agents that say ``tool_call`` write it), with the interrupt kept whole when it says more
+    than the request; else an elicitation whose request is the interrupt itself."""
     try:
         w = _interrupt_decoder.decode(raw)
     except (msgspec.DecodeError, msgspec.ValidationError):
         w = None
-    if w is not None and w.reason == APPROVAL_REASON and w.tool_call_id is not UNSET:
+    if w is not None and _asks_approval(w):
         event = ToolApprovalRequest(call_id=w.tool_call_id, reason=w.message, expires_at=w.expires_at)
         if interrupt_of(event) != bytes(raw):
             event.extra = {KEPT + "interrupt": raw}
@@ -162,6 +164,13 @@ def read_interrupt(raw: Raw) -> ToolApprovalRequest | Elicitation:
     if interrupt_of(elicitation) != bytes(raw):
         elicitation.extra = {KEPT + "interrupt": raw}
     return elicitation
+
+
+def _asks_approval(w: InterruptW) -> bool:
+    """Whether an interrupt asks to approve a tool call (a yes or no, not a form to fill)."""
+    if w.tool_call_id is UNSET:
+        return False
+    return w.reason == APPROVAL_REASON or w.response_schema is UNSET
 
 
 def outcome_of(interrupts: list[bytes]) -> bytes:

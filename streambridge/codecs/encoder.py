@@ -404,15 +404,15 @@ class Encoder:
         parts.extend(covered)
         if payloads and not self._loses_message(event):
             self._emit_all(parts, payloads, line_id)
-        elif type(event) not in STRUCTURE:
-            parts.append(self._emit(self._client_part(event), "", line_id))
+        elif type(event) not in STRUCTURE and type(event) is not Terminal:  # (a terminal: its frame said it)
+            self._emit_all(parts, [self._client_part(event)], line_id)
 
     def _loses_message(self, event: Event) -> bool:
         """Whether the event's own frame would say another message's content as the answer's
         (the protocol names no messages): then it is a data part instead."""
         return type(event) in _CONTENT and event.message_id is not UNSET and not self.names_messages
 
-    def _client_part(self, event: Event) -> bytes:
+    def _client_part(self, event: Event) -> Payload:
         """An event with meaning and no frame here, as the protocol's data part: the event's
         members (no carrier bookkeeping) under ``data``."""
         return self._carrier_payload(event, carrier_name(event), b'"data":' + client_data(event))

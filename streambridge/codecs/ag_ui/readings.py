@@ -153,7 +153,7 @@ def read_interrupt(raw: Raw) -> ToolApprovalRequest | Elicitation:
         w = _interrupt_decoder.decode(raw)
     except (msgspec.DecodeError, msgspec.ValidationError):
         w = None
-    if w is not None and _asks_approval(w):
+    if w is not None and w.tool_call_id is not UNSET and _asks_approval(w):
         event = ToolApprovalRequest(call_id=w.tool_call_id, reason=w.message, expires_at=w.expires_at)
         if interrupt_of(event) != bytes(raw):
             event.extra = {KEPT + "interrupt": raw}
@@ -167,9 +167,7 @@ def read_interrupt(raw: Raw) -> ToolApprovalRequest | Elicitation:
 
 
 def _asks_approval(w: InterruptW) -> bool:
-    """Whether an interrupt asks to approve a tool call (a yes or no, not a form to fill)."""
-    if w.tool_call_id is UNSET:
-        return False
+    """Whether an interrupt about a tool call asks to approve it (a yes or no, not a form)."""
     return w.reason == APPROVAL_REASON or w.response_schema is UNSET
 
 

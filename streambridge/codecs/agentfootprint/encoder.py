@@ -31,9 +31,10 @@ from ...events import (
     ToolOutput,
     ToolProgress,
 )
-from ..carrier import as_received
+from ..carrier import Payload, as_received, carrier_name
 from ..encoder import Encoder, field_defaults, handles
 from ..envelope import decode_lenient, input_of, json_encode, splice_extra
+from ..fidelity import client_data
 from ..synthetic import invented_call, invented_start
 from .mapping import DECODERS, PAYLOADS, Tally, from_payload, pause_id, to_payload
 from .wire import CARRIER_TYPE, PREFIX
@@ -87,6 +88,12 @@ class AgentFootprintEncoder(Encoder):
 
     def _carrier_payload(self, event: Event, name: bytes, body: bytes) -> bytes:
         return _CARRIER_HEAD + b',"payload":{"name":' + name + b"," + body + b"}}"
+
+    def _client_part(self, event: Event) -> Payload:
+        """agentfootprint has no data part of its own: a client gets an envelope of the part's
+        own type (``data-<type>``, named so in SSE), an unknown kind to its readers, never a carrier."""
+        kind = carrier_name(event)
+        return kind.decode()[1:-1], b'{"type":' + kind + b',"payload":' + client_data(event) + b"}"
 
     def _begin(self, event: Event, parts: list[bytes]) -> None:
         """The turn start, with the run's ids in its meta (a derived run id for a source

@@ -163,7 +163,7 @@ class AiSdkEncoder(BracketWriter, Encoder):
         tail = b',"transient":true}' if self._transient(event, body) else b"}"
         return head + b',"data":{' + body + b"}" + tail
 
-    def _client_part(self, event: Event) -> bytes:
+    def _client_part(self, event: Event) -> Payload:
         tail = b',"transient":true}' if self._transient(event, b"") else b"}"
         return b'{"type":' + carrier_name(event) + b',"data":' + client_data(event) + tail
 

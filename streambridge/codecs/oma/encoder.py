@@ -23,7 +23,7 @@ from ...events import (
     ToolOutput,
     Usage,
 )
-from ..carrier import as_received, carrier_name
+from ..carrier import Payload, as_received, carrier_name
 from ..encoder import Encoder, handles
 from ..envelope import (
     input_of,
@@ -109,7 +109,7 @@ class OmaEncoder(Encoder):
     def _carrier_payload(self, event: Event, name: bytes, body: bytes) -> bytes:
         return b'{"type":' + name + b',"data":{' + body + b"}}"
 
-    def _client_part(self, event: Event) -> bytes:
+    def _client_part(self, event: Event) -> Payload:
         """Oma's data is the event's members themselves."""
         return b'{"type":' + carrier_name(event) + b',"data":' + client_data(event) + b"}"
 

@@ -53,11 +53,13 @@ def captured(
 ) -> StreamCapture:
     """``body`` through a translator as the proxy relays it: one client write per upstream chunk,
     chunks 10 ms apart (500 ms before chunk ``pause_at``)."""
-    translator = Translator(source, target)
+    fidelity = kw.pop("fidelity", "exact")
+    translator = Translator(source, target, fidelity=fidelity)
     framing = translator.encoder.framing
     now = [0.0]
     kw.setdefault("limit", 1 << 40)  # (large-tool-output is over the proxy's default)
-    capture = StreamCapture("s", StreamFacts("r", "/", source, target, framing), clock=lambda: now[0], **kw)
+    facts = StreamFacts("r", "/", source, target, framing, fidelity=fidelity)
+    capture = StreamCapture("s", facts, clock=lambda: now[0], **kw)
     cuts = list(itertools.accumulate(sizes or [len(body)], initial=0))
     chunks = [body[a:b] for a, b in itertools.pairwise(cuts)] + [body[cuts[-1] :]]
     for i, chunk in enumerate(c for c in chunks if c):
@@ -125,6 +127,17 @@ def test_a_frame_split_over_chunks_names_its_chunks() -> None:
     seen = view(captured("nest", "ai-sdk", body, [first[0] + 5, 10]))
     assert seen["upstream"]["frames"][1]["chunks"] == [0, 2]
     assert len(seen["upstream"]["chunks"]) == 3
+
+
+def test_a_client_fidelity_stream_is_linked_frame_by_frame_too() -> None:
+    """The inspector re-translates at the stream's own fidelity: every client frame of a
+    ``client`` route links to the upstream frame it came from (none looks invented)."""
+    for fidelity in ("exact", "client"):
+        for scenario in ("suggestions-status", "interleaved-messages"):  # client data parts of their own
+            seen = view(captured("agentkit", "ai-sdk", golden(scenario, "agentkit"), fidelity=fidelity))
+            frames = seen["client"]["frames"]
+            assert [f["raw"] for f in frames if f["origin"] == "proxy"] == [], (fidelity, scenario)
+            assert bool([f for f in frames if "carrier" in f["marks"]]) == (fidelity == "exact")
 
 
 def test_marks_say_what_each_frame_is() -> None:

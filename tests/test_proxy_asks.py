@@ -166,7 +166,7 @@ async def test_a_websocket_client_answers_on_the_control_route_too(aiohttp_serve
         await ws.send(msgspec.json.encode({"message": "Refund order 7", "threadId": "t5"}).decode())
         async for message in ws:
             messages.append(message)
-            if "tool-approval-request" in message and not answered:
+            if "approval-requested" in message and not answered:  # nest's own approval frame
                 answer = await client.post(control("nest", "approve"), json={"toolCallId": "call-1"})
                 assert answer.status == 201
                 answered = True

@@ -183,7 +183,13 @@ def _expected(capture: StreamCapture, upstream: list[Frame], source_framing: Fra
     frame it came from (None: the end of input's)."""
     facts = capture.facts
     target_framing: Framing = "ndjson" if facts.framing == "ndjson" else "sse"
-    translator = Translator(facts.source, facts.target, source_framing=source_framing, target_framing=target_framing)
+    translator = Translator(
+        facts.source,
+        facts.target,
+        source_framing=source_framing,
+        target_framing=target_framing,
+        fidelity=facts.fidelity,
+    )
     preamble = b"".join(data for _, data, origin in capture.client if origin == "proxy")
     if preamble.strip():  # the proxy's run start went out first: its translator knew it
         decoder = codecs.get(facts.target).decoder(target_framing, strict=False)

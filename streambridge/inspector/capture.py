@@ -20,6 +20,8 @@ from typing import Literal
 
 import orjson
 
+from ..codecs.fidelity import Fidelity
+
 __all__ = [
     "DEFAULT_STREAMS",
     "DEFAULT_STREAM_BYTES",
@@ -56,6 +58,7 @@ class StreamFacts:
     transport: str = "http"  # ``http`` or ``ws``
     upstream: str = ""  # the upstream URL without user info or query
     source_framing: str | None = None  # the upstream's, once known (None: detected from its bytes)
+    fidelity: Fidelity = "exact"  # what the translation promised the client (codecs/fidelity.py)
 
 
 class StreamCapture:

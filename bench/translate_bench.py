@@ -35,12 +35,14 @@ import msgspec
 
 from streambridge import Translator
 from streambridge.codecs import agentkit, nest, oma
+from streambridge.codecs.ag_ui import wire as ag_ui_wire
 from streambridge.codecs.agentfootprint import wire as af
 from streambridge.codecs.agentfootprint.mapping import PAYLOADS as AF_PAYLOADS
+from streambridge.codecs.ai_sdk import wire as ai_sdk_wire
 
 ROOT = Path(__file__).resolve().parent.parent
 CHUNK = 64 * 1024
-CODECS = ("nest", "agentkit", "oma", "agentfootprint")
+CODECS = ("nest", "agentkit", "oma", "agentfootprint", "ai-sdk", "ag-ui")
 
 
 def _nest_frames(n: int) -> Iterator[bytes]:
@@ -103,6 +105,52 @@ def _oma_frames(n: int) -> Iterator[bytes]:
     yield b'data: {"type":"done","data":{"success":true,"status":{"code":"ok"},"output":"","messages":[],"tokenUsage":{"input_tokens":1,"output_tokens":2},"toolCalls":[]}}\n\n'
 
 
+def _ai_sdk_frames(n: int) -> Iterator[bytes]:
+    """What ``streamText(...).toUIMessageStreamResponse()`` writes for a tool-using agent."""
+    yield b'data: {"type":"start","messageId":"m1"}\n\n'
+    i = 0
+    while i < n - 3:
+        s = b"%d" % i
+        yield b'data: {"type":"start-step"}\n\n'
+        yield b'data: {"type":"reasoning-start","id":"r' + s + b'"}\n\n'
+        yield b'data: {"type":"reasoning-delta","id":"r' + s + b'","delta":"thinking about it"}\n\n'
+        yield b'data: {"type":"reasoning-end","id":"r' + s + b'"}\n\n'
+        yield b'data: {"type":"text-start","id":"t' + s + b'"}\n\n'
+        for k in range(40):
+            yield b'data: {"type":"text-delta","id":"t%s","delta":"w%d "}\n\n' % (s, k)
+        yield b'data: {"type":"text-end","id":"t' + s + b'"}\n\n'
+        yield (
+            b'data: {"type":"tool-input-available","toolCallId":"call-%s","toolName":"lookup","input":{"q":"item"}}\n\n'
+            % s
+        )
+        yield b'data: {"type":"tool-output-available","toolCallId":"call-%s","output":{"rows":3,"ok":true}}\n\n' % s
+        yield b'data: {"type":"finish-step"}\n\n'
+        i += 50
+    yield b'data: {"type":"finish"}\n\n'
+    yield b"data: [DONE]\n\n"
+
+
+def _ag_ui_frames(n: int) -> Iterator[bytes]:
+    """What an AG-UI agent (ag-ui-protocol's EventEncoder) writes for a tool-using run."""
+    yield b'data: {"type":"RUN_STARTED","threadId":"thr-1","runId":"run-1"}\n\n'
+    i = 0
+    while i < n - 2:
+        s = b"%d" % i
+        yield b'data: {"type":"TEXT_MESSAGE_START","messageId":"m%s","role":"assistant"}\n\n' % s
+        for k in range(40):
+            yield b'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m%s","delta":"w%d "}\n\n' % (s, k)
+        yield b'data: {"type":"TEXT_MESSAGE_END","messageId":"m%s"}\n\n' % s
+        yield b'data: {"type":"TOOL_CALL_START","toolCallId":"call-%s","toolCallName":"lookup"}\n\n' % s
+        yield b'data: {"type":"TOOL_CALL_ARGS","toolCallId":"call-%s","delta":"{\\"q\\":\\"item\\"}"}\n\n' % s
+        yield b'data: {"type":"TOOL_CALL_END","toolCallId":"call-%s"}\n\n' % s
+        yield (
+            b'data: {"type":"TOOL_CALL_RESULT","messageId":"r%s","toolCallId":"call-%s","content":"3 rows","role":"tool"}\n\n'
+            % (s, s)
+        )
+        i += 46
+    yield b'data: {"type":"RUN_FINISHED","threadId":"thr-1","runId":"run-1"}\n\n'
+
+
 _AF_META = (
     b'"meta":{"wallClockMs":0,"runOffsetMs":0,"runtimeStageId":"","subflowPath":[],"compositionPath":[],"runId":"r1"}'
 )
@@ -160,12 +208,16 @@ GENERATORS = {
     "agentkit": _agentkit_frames,
     "oma": _oma_frames,
     "agentfootprint": _agentfootprint_frames,
+    "ai-sdk": _ai_sdk_frames,
+    "ag-ui": _ag_ui_frames,
 }
 WIRE = {
     "nest": nest.NestFrame,
     "agentkit": agentkit.AgentFrame,
     "oma": oma.OmaEventW,
     "agentfootprint": _af_envelopes(),
+    "ai-sdk": ai_sdk_wire.AiSdkChunk,
+    "ag-ui": ag_ui_wire.AgUiEvent,
 }
 
 
@@ -204,6 +256,9 @@ def floor(codec: str, path: Path) -> float:
         out = []
         for frame in frames:
             body = frame[frame.rfind(b"data: ") + 6 :]
+            if body == b"[DONE]":  # ai-sdk's end marker: no JSON, passed on as it is
+                out.append(frame + b"\n\n")
+                continue
             try:
                 wire = decoder.decode(body)
             except msgspec.ValidationError:

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streambridge.codecs import get, registered
-from streambridge.codecs.decoder import Decoder, Members, reads, with_extra
+from streambridge.codecs.decoder import Decoder, Members, reads, reads_one, with_extra
 from streambridge.codecs.encoder import SHARED_WRITES, Encoder, field_defaults, handles
 from streambridge.events import EVENT_TYPES, ArtifactPresented, ArtifactRefused, Event, Terminal, TextDelta
 
@@ -141,7 +141,11 @@ def test_every_decoder_reads_each_wire_type_of_its_union_with_a_typed_method() -
         for wire, method in decoder.readers.items():
             hints = typing.get_type_hints(getattr(decoder, method))
             assert wire in (typing.get_args(hints["w"]) or (hints["w"],)), (name, method)
-            assert hints["return"] == list[Event]
+            if wire in decoder.one_reads:  # one event, of a type of the model
+                assert issubclass(hints["return"], Event) and "extra" not in hints, (name, method)
+            else:
+                assert hints["return"] == list[Event]
+        assert decoder.hot_reads <= decoder.one_reads, name
 
 
 def test_a_wire_type_without_a_reader_is_refused_when_the_class_is_made() -> None:
@@ -168,20 +172,30 @@ def test_readers_stack_and_only_hot_ones_reach_the_hot_table() -> None:
     class B(msgspec.Struct, tag=True):
         text: str
 
-    class Both(Decoder):
-        wire_types = A | B
+    class C(msgspec.Struct, tag=True):
+        text: str
 
-        @reads(A, hot=True)
-        @reads(B)
-        def _on_text(self, w: A | B, extra: Members) -> list[Event]:
-            return with_extra(TextDelta(text=w.text), extra)
+    class Three(Decoder):
+        wire_types = A | B | C
 
-    assert Both.readers == {A: "_on_text", B: "_on_text"} and Both.hot_reads == {A}
-    decoder = Both()
+        @reads_one(A, hot=True)
+        @reads_one(B)
+        def _on_text(self, w: A | B) -> TextDelta:
+            return TextDelta(text=w.text)
+
+        @reads(C)
+        def _on_two(self, w: C, extra: Members) -> list[Event]:
+            return [TextDelta(text=w.text), *with_extra(TextDelta(text=w.text), extra)]
+
+    assert Three.readers == {A: "_on_text", B: "_on_text", C: "_on_two"}
+    assert Three.one_reads == {A, B} and Three.hot_reads == {A}
+    decoder = Three()
     assert decoder._take_wire(A(text="x")) == TextDelta(text="x")
     assert decoder._take_wire(B(text="x")) is None  # not hot: the full way reads it
     extra = {"more": msgspec.Raw(b"1")}
+    # the full way puts a one-event reader's members on its event itself
     assert decoder._read_wire(B(text="y"), extra) == [TextDelta(text="y", extra=extra)]
+    assert decoder._read_wire(C(text="z"), extra) == [TextDelta(text="z"), TextDelta(text="z", extra=extra)]
 
 
 def test_agentfootprint_reads_every_payload_shape_it_maps() -> None:

@@ -27,7 +27,7 @@ from ...events import (
     ToolOutput,
     Usage,
 )
-from ..decoder import Decoder, DecoderOptions, Members, reads, with_extra
+from ..decoder import Decoder, DecoderOptions, Members, reads, reads_one, with_extra
 from ..envelope import decode_envelope, decode_known, raw_str, split_extra
 from ..errors import FrameProblem
 from ..framing import Frame, Framing
@@ -119,7 +119,7 @@ class AgentkitDecoder(Decoder):
         reader = self._hot_readers.get(type(wire))  # (Decoder._take_wire, inlined: once per event)
         if reader is None:
             return None
-        event = reader(wire, {})[0]  # each agentkit reader makes one event
+        event = reader(wire)
         if type(event) is TextDelta and event.message_id is UNSET:  # primary text, before the primary is known
             self._text.append(event.text)
         return event
@@ -152,46 +152,38 @@ class AgentkitDecoder(Decoder):
 
     # -- readers, one per event type -----------------------------------------------------------
 
-    @reads(TextDeltaW, hot=True)
-    def _on_text_delta(self, w: TextDeltaW, extra: Members) -> list[Event]:
-        return with_extra(TextDelta(text=w.text, message_id=self._mid(w.message_id)), extra)
+    @reads_one(TextDeltaW, hot=True)
+    def _on_text_delta(self, w: TextDeltaW) -> Event:
+        return TextDelta(text=w.text, message_id=self._mid(w.message_id))
 
-    @reads(ThinkingDeltaW, hot=True)
-    def _on_thinking_delta(self, w: ThinkingDeltaW, extra: Members) -> list[Event]:
-        return with_extra(ReasoningDelta(text=w.text, message_id=self._mid(w.message_id)), extra)
+    @reads_one(ThinkingDeltaW, hot=True)
+    def _on_thinking_delta(self, w: ThinkingDeltaW) -> Event:
+        return ReasoningDelta(text=w.text, message_id=self._mid(w.message_id))
 
     @reads(TurnStartW)
     def _on_turn_start(self, w: TurnStartW, extra: Members) -> list[Event]:
         return with_extra(self._turn_start(w), extra)
 
-    @reads(ToolCallW, hot=True)
-    def _on_tool_call(self, w: ToolCallW, extra: Members) -> list[Event]:
-        return with_extra(self._tool_call(w), extra)
-
-    @reads(ToolResultW, hot=True)
-    def _on_tool_result(self, w: ToolResultW, extra: Members) -> list[Event]:
-        return with_extra(self._tool_result(w), extra)
-
-    @reads(SourcesW, hot=True)
-    def _on_sources(self, w: SourcesW, extra: Members) -> list[Event]:
+    @reads_one(SourcesW, hot=True)
+    def _on_sources(self, w: SourcesW) -> Event:
         sources = [Source(**msgspec.structs.asdict(s)) for s in w.sources]
-        return with_extra(Sources(message_id=self._mid(w.message_id), sources=sources), extra)
+        return Sources(message_id=self._mid(w.message_id), sources=sources)
 
-    @reads(CitationW, hot=True)
-    def _on_citation(self, w: CitationW, extra: Members) -> list[Event]:
+    @reads_one(CitationW, hot=True)
+    def _on_citation(self, w: CitationW) -> Event:
         c = w.citation
         citation = Citation(
             message_id=self._mid(w.message_id), marker=c.marker, source_id=c.source_id, start=c.start, end=c.end
         )
-        return with_extra(citation, extra)
+        return citation
 
-    @reads(SuggestionsW, hot=True)
-    def _on_suggestions(self, w: SuggestionsW, extra: Members) -> list[Event]:
-        return with_extra(Suggestions(message_id=self._mid(w.message_id), prompts=w.prompts), extra)
+    @reads_one(SuggestionsW, hot=True)
+    def _on_suggestions(self, w: SuggestionsW) -> Event:
+        return Suggestions(message_id=self._mid(w.message_id), prompts=w.prompts)
 
-    @reads(StatusW, hot=True)
-    def _on_status(self, w: StatusW, extra: Members) -> list[Event]:
-        return with_extra(Status(message_id=self._mid(w.message_id), label=w.label), extra)
+    @reads_one(StatusW, hot=True)
+    def _on_status(self, w: StatusW) -> Event:
+        return Status(message_id=self._mid(w.message_id), label=w.label)
 
     @reads(TurnEndW)
     def _on_turn_end(self, w: TurnEndW, extra: Members) -> list[Event]:
@@ -216,7 +208,8 @@ class AgentkitDecoder(Decoder):
         )
         return start
 
-    def _tool_call(self, w: ToolCallW) -> ToolCall:
+    @reads_one(ToolCallW, hot=True)
+    def _on_tool_call(self, w: ToolCallW) -> ToolCall:
         c = w.call
         kind = _APPROVAL_KIND.get(c.requires_approval, UNSET)
         status = UNSET if c.status == default_status(kind) else c.status
@@ -235,7 +228,8 @@ class AgentkitDecoder(Decoder):
             )
         )
 
-    def _tool_result(self, w: ToolResultW) -> Event:
+    @reads_one(ToolResultW, hot=True)
+    def _on_tool_result(self, w: ToolResultW) -> Event:
         mid = self._mid(w.message_id)
         output: Raw | UnsetType
         failure = _failure_in(w.failure)

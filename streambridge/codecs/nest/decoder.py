@@ -32,7 +32,7 @@ from ...events import (
     UiComponent,
     Usage,
 )
-from ..decoder import DecoderOptions, Members, reads, with_extra
+from ..decoder import DecoderOptions, Members, reads, reads_one
 from ..envelope import decode_envelope, decode_known, raw_str, splice_extra, split_extra
 from ..errors import FrameProblem
 from ..framing import Frame, Framing
@@ -198,54 +198,54 @@ class NestDecoder(BracketReader):
 
     # -- readers, one per kind ---------------------------------------------------------------
 
-    @reads(TextW, hot=True)
-    def _on_text(self, w: TextW, extra: Members) -> list[Event]:
-        return with_extra(TextDelta(text=w.text), extra)
+    @reads_one(TextW, hot=True)
+    def _on_text(self, w: TextW) -> Event:
+        return TextDelta(text=w.text)
 
-    @reads(ReasoningW, hot=True)
-    def _on_reasoning(self, w: ReasoningW, extra: Members) -> list[Event]:
-        return with_extra(ReasoningDelta(text=w.text), extra)
+    @reads_one(ReasoningW, hot=True)
+    def _on_reasoning(self, w: ReasoningW) -> Event:
+        return ReasoningDelta(text=w.text)
 
-    @reads(ToolInputDeltaW, hot=True)
-    def _on_input_delta(self, w: ToolInputDeltaW, extra: Members) -> list[Event]:
-        return with_extra(ToolInputDelta(call_id=w.id, delta=w.delta), extra)
+    @reads_one(ToolInputDeltaW, hot=True)
+    def _on_input_delta(self, w: ToolInputDeltaW) -> Event:
+        return ToolInputDelta(call_id=w.id, delta=w.delta)
 
-    @reads(StepStartW, hot=True)
-    def _on_step_start(self, w: StepStartW, extra: Members) -> list[Event]:
-        return with_extra(StepStart(), extra)
+    @reads_one(StepStartW, hot=True)
+    def _on_step_start(self, w: StepStartW) -> Event:
+        return StepStart()
 
-    @reads(StepFinishW, hot=True)
-    def _on_step_finish(self, w: StepFinishW, extra: Members) -> list[Event]:
+    @reads_one(StepFinishW, hot=True)
+    def _on_step_finish(self, w: StepFinishW) -> Event:
         finish = StepFinish(usage=_usage_in(w.usage), cost_usd=w.cost_usd, reasoning_ms=w.reasoning_ms, model=w.model)
-        return with_extra(finish, extra)
+        return finish
 
-    @reads(ToolInputAvailableW, hot=True)
-    def _on_input_available(self, w: ToolInputAvailableW, extra: Members) -> list[Event]:
+    @reads_one(ToolInputAvailableW, hot=True)
+    def _on_input_available(self, w: ToolInputAvailableW) -> Event:
         kind = _kind_in(w.tool_kind)
         call = ToolCall(call_id=w.id, name=w.name, input=w.input, tool_kind=kind, parent_id=w.parent_id)
-        return with_extra(read_call(call), extra)
+        return read_call(call)
 
-    @reads(ToolOutputW, hot=True)
-    def _on_output(self, w: ToolOutputW, extra: Members) -> list[Event]:
-        return with_extra(ToolOutput(call_id=w.id, output=w.output), extra)
+    @reads_one(ToolOutputW, hot=True)
+    def _on_output(self, w: ToolOutputW) -> Event:
+        return ToolOutput(call_id=w.id, output=w.output)
 
-    @reads(ToolInputStartW, hot=True)
-    def _on_input_start(self, w: ToolInputStartW, extra: Members) -> list[Event]:
+    @reads_one(ToolInputStartW, hot=True)
+    def _on_input_start(self, w: ToolInputStartW) -> Event:
         start = ToolInputStart(call_id=w.id, name=w.name, tool_kind=_kind_in(w.tool_kind), parent_id=w.parent_id)
-        return with_extra(read_call(start), extra)
+        return read_call(start)
 
-    @reads(ToolOutputErrorW, hot=True)
-    def _on_output_error(self, w: ToolOutputErrorW, extra: Members) -> list[Event]:
+    @reads_one(ToolOutputErrorW, hot=True)
+    def _on_output_error(self, w: ToolOutputErrorW) -> Event:
         # the published server's form of a person's rejection is this literal error
         e = ToolDenied(call_id=w.id) if w.error == REJECTED else ToolError(call_id=w.id, error=w.error)
-        return with_extra(e, extra)
+        return e
 
-    @reads(ToolOutputDeniedW, hot=True)
-    def _on_output_denied(self, w: ToolOutputDeniedW, extra: Members) -> list[Event]:
-        return with_extra(ToolDenied(call_id=w.id, reason=w.reason), extra)
+    @reads_one(ToolOutputDeniedW, hot=True)
+    def _on_output_denied(self, w: ToolOutputDeniedW) -> Event:
+        return ToolDenied(call_id=w.id, reason=w.reason)
 
-    @reads(ApprovalRequestedW, hot=True)
-    def _on_approval_requested(self, w: ApprovalRequestedW, extra: Members) -> list[Event]:
+    @reads_one(ApprovalRequestedW, hot=True)
+    def _on_approval_requested(self, w: ApprovalRequestedW) -> Event:
         request = ToolApprovalRequest(
             call_id=w.id,
             approver=w.approver,
@@ -254,10 +254,10 @@ class NestDecoder(BracketReader):
             confirmation=w.confirmation,
             target=w.target,
         )
-        return with_extra(request, extra)
+        return request
 
-    @reads(ApprovalSettledW, hot=True)
-    def _on_approval_settled(self, w: ApprovalSettledW, extra: Members) -> list[Event]:
+    @reads_one(ApprovalSettledW, hot=True)
+    def _on_approval_settled(self, w: ApprovalSettledW) -> Event:
         settled = ToolApprovalSettled(
             call_id=w.id,
             status=w.status,
@@ -267,13 +267,13 @@ class NestDecoder(BracketReader):
             remember=w.remember,
             reason=w.reason,
         )
-        return with_extra(settled, extra)
+        return settled
 
-    @reads(UiW, hot=True)
-    def _on_ui(self, w: UiW, extra: Members) -> list[Event]:
+    @reads_one(UiW, hot=True)
+    def _on_ui(self, w: UiW) -> Event:
         artifact = read_component(w.id, w.component, w.props, w.tool_call_id, w.fallback_text)
         if artifact is not None and w.version is UNSET and w.component_versions is UNSET and w.partial is UNSET:
-            return with_extra(artifact, extra)
+            return artifact
         component = UiComponent(
             ui_id=w.id,
             component=w.component,
@@ -284,25 +284,25 @@ class NestDecoder(BracketReader):
             component_versions=w.component_versions,
             partial=w.partial,
         )
-        return with_extra(component, extra)
+        return component
 
-    @reads(ElicitationW, hot=True)
-    def _on_elicitation(self, w: ElicitationW, extra: Members) -> list[Event]:
-        return with_extra(Elicitation(call_id=w.id, request=w.request), extra)
+    @reads_one(ElicitationW, hot=True)
+    def _on_elicitation(self, w: ElicitationW) -> Event:
+        return Elicitation(call_id=w.id, request=w.request)
 
-    @reads(TitleW, hot=True)
-    def _on_title(self, w: TitleW, extra: Members) -> list[Event]:
-        return with_extra(Title(title=w.title), extra)
+    @reads_one(TitleW, hot=True)
+    def _on_title(self, w: TitleW) -> Event:
+        return Title(title=w.title)
 
-    @reads(MessageMetadataW, hot=True)
-    def _on_metadata(self, w: MessageMetadataW, extra: Members) -> list[Event]:
-        return with_extra(MessageMetadata(metadata=w.metadata), extra)
+    @reads_one(MessageMetadataW, hot=True)
+    def _on_metadata(self, w: MessageMetadataW) -> Event:
+        return MessageMetadata(metadata=w.metadata)
 
-    @reads(QueueW, hot=True)
-    def _on_queue(self, w: QueueW, extra: Members) -> list[Event]:
-        return with_extra(Queue(queue=w.queue, started=w.started), extra)
+    @reads_one(QueueW, hot=True)
+    def _on_queue(self, w: QueueW) -> Event:
+        return Queue(queue=w.queue, started=w.started)
 
-    @reads(CancelledW, hot=True)
+    @reads(CancelledW)
     def _on_cancelled(self, w: CancelledW, extra: Members) -> list[Event]:
         """The run was cancelled: its terminal is the ``done`` that follows (no event of its own,
         unless it brings members this codec does not know: then they travel as a data part)."""

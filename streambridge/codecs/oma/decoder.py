@@ -16,7 +16,7 @@ from ...events import (
     ToolError,
     ToolOutput,
 )
-from ..decoder import Decoder, DecoderOptions, Members, reads, with_extra
+from ..decoder import Decoder, DecoderOptions, reads_one
 from ..envelope import (
     decode_envelope,
     decode_lenient,
@@ -74,21 +74,26 @@ class OmaDecoder(Decoder):
         if type(event) in LEDGER_EVENTS:
             self._ledger.see(event)
 
-    def _accept(self, event: Event) -> None:
+    def _take_wire(self, wire: object) -> Event | None:
+        reader = self._hot_readers.get(type(wire))  # (Decoder._take_wire, inlined: once per event)
+        if reader is None:
+            return None
+        event = reader(wire)
         self._ledger.see(event)  # (the hot path's events are tool calls and outcomes)
-        super()._accept(event)
+        return event
 
     _hot_decoder = _plain_decoder
     _hot_text = TextW
     _hot_reasoning = ReasoningW
 
-    @reads(ToolUseW, hot=True)
-    def _on_tool_use(self, w: ToolUseW, extra: Members) -> list[Event]:
-        return with_extra(_call(w.data), extra)
+    @reads_one(ToolUseW, hot=True)
+    def _on_tool_use(self, w: ToolUseW) -> Event:
+        b = w.data  # (_call, inlined: once per hot tool call)
+        return read_call(ToolCall(call_id=b.id, name=b.name, input=b.input, signature=b.signature))
 
-    @reads(ToolResultW, hot=True)
-    def _on_tool_result(self, w: ToolResultW, extra: Members) -> list[Event]:
-        return with_extra(self._tool_result(w.data), extra)
+    @reads_one(ToolResultW, hot=True)
+    def _on_tool_result(self, w: ToolResultW) -> Event:
+        return self._tool_result(w.data)
 
     def _decode(self, frame: Frame) -> list[Event]:
         try:

@@ -160,9 +160,9 @@ class RunLedger:
     def see(self, e: Event) -> None:
         """Tool calls and outcomes (:data:`LEDGER_EVENTS`; text is read from the shared pieces,
         at no cost per delta)."""
-        if isinstance(e, ToolCall):
+        if type(e) is ToolCall:
             self._calls[e.call_id] = [e.name, e.input if e.input is not UNSET else e.arguments_json, ""]
-        elif isinstance(e, ToolOutput | ToolError | ToolDenied):
+        elif type(e) is ToolOutput or type(e) is ToolError or type(e) is ToolDenied:
             end = self._text.chars()
             self._turn_from, _ = self._last_turn(end)
             self._next_from = end

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from streambridge.codecs.decoder import Decoder, Members, reads, with_extra
+from streambridge.codecs.decoder import Decoder, Members, reads, reads_one, with_extra
 from streambridge.codecs.errors import FrameProblem
 from streambridge.codecs.framing import Frame
 from streambridge.events import Event, Terminal, TextDelta
@@ -35,9 +35,9 @@ class LinesDecoder(Decoder):
             raise FrameProblem(f"one JSON object per line ({exc})") from None
         return self._read_wire(wire, {})
 
-    @reads(LineW)
-    def _on_line(self, w: LineW, extra: Members) -> list[Event]:
-        return with_extra(TextDelta(text=w.text), extra)
+    @reads_one(LineW)
+    def _on_line(self, w: LineW) -> TextDelta:
+        return TextDelta(text=w.text)
 
     @reads(EndW)
     def _on_end(self, w: EndW, extra: Members) -> list[Event]:

@@ -157,9 +157,9 @@ def _route(**settings: object):  # type: ignore[no-untyped-def]
     ).routes[0]
 
 
-def test_a_proxy_route_says_its_fidelity() -> None:
-    assert _route().fidelity == "exact"
-    assert _route(fidelity="client").fidelity == "client"
+def test_a_proxy_route_serves_clients_at_client_fidelity_unless_told() -> None:
+    assert _route().fidelity == "client"
+    assert _route(fidelity="exact").fidelity == "exact"
     with pytest.raises(ConfigError, match="fidelity must be 'exact' or 'client'"):
         _route(fidelity="lossless")
 

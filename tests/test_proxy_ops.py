@@ -51,7 +51,7 @@ def golden_upstream(
 
 
 def reference(scenario: str, target: str) -> bytes:
-    t = Translator("agentkit", target, strict=True)
+    t = Translator("agentkit", target, strict=True, fidelity="client")  # as the proxy serves it
     return t.feed(golden(scenario, "agentkit")) + t.close()
 
 

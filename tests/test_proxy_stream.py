@@ -61,8 +61,8 @@ def golden_upstream(source: str, upstream: Upstream) -> web.Application:
 
 
 def reference(scenario: str, source: str, target: str) -> bytes:
-    """The core translation of the same golden, in one piece."""
-    translator = Translator(source, target, strict=True)
+    """The core translation of the same golden, in one piece, as the proxy serves it (client)."""
+    translator = Translator(source, target, strict=True, fidelity="client")
     return translator.feed(golden(scenario, source)) + translator.close()
 
 
@@ -127,7 +127,7 @@ async def test_real_nest_capture_with_its_headers(aiohttp_server, aiohttp_client
     assert upstream.requests[0]["path"] == "/agent/chat"
     assert upstream.last_json == {"message": "weather?", "threadId": "conv-1"}
     events = decode(target, without_comments(body) if target == "agentkit" else body)
-    want = decode(target, Translator("nest", target, strict=True).feed(cap.body))
+    want = decode(target, Translator("nest", target, strict=True, fidelity="client").feed(cap.body))
     assert events == want
     end = events[-1]
     assert type(end) is Terminal
@@ -165,7 +165,7 @@ async def test_framing_is_detected_when_the_upstream_content_type_does_not_say(
 
         server = await aiohttp_server(stream_app(chat, "/agent/chat", "/up"))
         out = await _through_proxy(aiohttp_client, url_of(server, "/agent" if source == "nest" else "/up"), source)
-    translator = Translator(source, "agentkit", source_framing=framing, strict=True)  # type: ignore[arg-type]
+    translator = Translator(source, "agentkit", source_framing=framing, strict=True, fidelity="client")  # type: ignore[arg-type]
     assert out == translator.feed(body) + translator.close()
 
 

@@ -60,7 +60,7 @@ async def test_websocket_client_gets_one_event_per_message_then_a_normal_close(a
     assert parsed[0]["event"] == "meta" and parsed[0]["data"]["threadId"] == "thr-ws"
     assert parsed[-1] == {"event": "done", "data": {}}
     events = decode("nest", "\n".join(messages).encode() + b"\n", "ndjson")
-    reference = Translator("agentkit", "nest", strict=True, target_framing="ndjson")
+    reference = Translator("agentkit", "nest", strict=True, target_framing="ndjson", fidelity="client")
     want = decode("nest", reference.feed(golden("approval", "agentkit")) + reference.close(), "ndjson")
     assert without_run_starts(events) == without_run_starts(want)
 
@@ -139,7 +139,7 @@ async def test_ws_upstream(aiohttp_server, aiohttp_client) -> None:
     assert upstream.last_json == {"text": "cite", "history": [], "conversationId": resp.headers["X-Agent-Thread-Id"]}
     assert upstream.requests[0]["headers"]["X-Key"] == "k-1"
     events = without_run_starts(decode("nest", without_comments(body)))
-    reference = Translator("agentkit", "nest", strict=True)
+    reference = Translator("agentkit", "nest", strict=True, fidelity="client")
     want = without_run_starts(
         decode("nest", reference.feed(golden("sources-citations", "agentkit")) + reference.close())
     )

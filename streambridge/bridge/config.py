@@ -77,10 +77,9 @@ class Route:
     #: credential-like one goes only with ``forward_auth`` too
     forward_headers: tuple[str, ...] = ()
     expose_upstream_errors: bool = False
-    #: what the client gets: ``exact``, every event of the upstream kept (carriers a
-    #: streambridge reader restores), or ``client``, what a native backend of its protocol
-    #: would send (codecs/fidelity.py)
-    fidelity: Fidelity = "exact"
+    #: what the client gets: ``client``, what a native backend of its protocol would send, or
+    #: ``exact``, every event of the upstream kept for a streambridge reader (codecs/fidelity.py)
+    fidelity: Fidelity = "client"
 
     def __repr__(self) -> str:  # headers may hold credentials: show names only
         return (
@@ -236,7 +235,7 @@ def _route(
     for key in ("source_framing", "target_framing"):
         if typed.get(key) not in (None, "sse", "ndjson"):
             raise ConfigError(f"route {name!r}: {key} must be 'sse' or 'ndjson'")
-    if typed.get("fidelity", "exact") not in FIDELITIES:
+    if typed.get("fidelity", "client") not in FIDELITIES:
         raise ConfigError(f"route {name!r}: fidelity must be 'exact' or 'client'")
     if typed.get("stream_buffer_bytes", MIN_STREAM_BUFFER) < MIN_STREAM_BUFFER:
         raise ConfigError(f"route {name!r}: stream_buffer_bytes must be at least {MIN_STREAM_BUFFER}")

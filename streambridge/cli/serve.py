@@ -217,7 +217,7 @@ def serve_command(
             help="Also forward this client header upstream (repeatable; credential-like ones need --forward-auth).",
         ),
     ] = None,
-    fidelity: Annotated[str | None, fidelity_option("exact")] = None,
+    fidelity: Annotated[str | None, fidelity_option("client")] = None,
 ) -> None:
     """Proxy a client of protocol --to to an upstream of protocol --from, translating live."""
     settings: dict[str, Any] = {

@@ -91,19 +91,25 @@ def _logs(caplog):
     caplog.set_level(logging.INFO, logger="streambridge")
 
 
-async def test_connection_refused(aiohttp_client, caplog) -> None:
-    client = await start_proxy(aiohttp_client, proxy_config(f"http://127.0.0.1:{free_port()}/up", "agentkit", "nest"))
+@pytest.mark.parametrize("fidelity", ["client", "exact"])
+async def test_connection_refused(aiohttp_client, caplog, fidelity: str) -> None:
+    config = proxy_config(f"http://127.0.0.1:{free_port()}/up", "agentkit", "nest", fidelity=fidelity)
+    client = await start_proxy(aiohttp_client, config)
     resp = await client.post("/agent/chat", json={"message": "hi"})
     assert resp.status == 201
     body = await resp.read()
     assert body.startswith(b"event: meta\n")
-    assert body.endswith(
+    native_error = (
         b'event: error\ndata: {"code":"upstream_unavailable","message":"'
         + FAULTS["upstream_unavailable"].message.encode()
         + b'"}\n\n'
     )
+    assert body.endswith(native_error)
     end = await assert_fault(client, caplog, body, "nest", "upstream_unavailable")
-    assert end.failure.recoverable is True
+    if fidelity == "client":  # what a Nest server sends: its error frame, nothing else after the meta
+        assert body.split(b"\n\n", 1)[1].replace(b": ping\n\n", b"") == native_error
+    else:  # nest's error has no word for it: its carrier keeps it
+        assert end.failure.recoverable is True
 
 
 @pytest.mark.parametrize(("status", "code"), [(401, "upstream_unauthorized"), (403, "upstream_forbidden")])

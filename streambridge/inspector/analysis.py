@@ -207,8 +207,12 @@ def _expected(capture: StreamCapture, upstream: list[Frame], source_framing: Fra
     return out
 
 
-def _link(upstream: list[Frame], client: list[Frame], expected: list[tuple[bytes, int | None]]) -> None:
-    """Match client frames to the re-translated ones in order; unmatched ones are the proxy's."""
+def _link(
+    upstream: list[Frame], client: list[Frame], expected: list[tuple[bytes, int | None]], *, faulted: bool
+) -> None:
+    """Match client frames to the re-translated ones in order; unmatched ones are the proxy's,
+    and so is the end of a stream that ``faulted`` (its terminal, which may say what a truncation's
+    would: at client fidelity both can be the target's plain error frames)."""
     at = 0
     for frame in client:
         if "heartbeat" in frame.marks:
@@ -223,7 +227,7 @@ def _link(upstream: list[Frame], client: list[Frame], expected: list[tuple[bytes
         at = found + 1
         origin = expected[found][1]
         if origin is None:
-            frame.origin = "end"
+            frame.origin = "proxy" if faulted else "end"
             frame.marks.append("synthetic")
             continue
         frame.links.append(origin)
@@ -324,7 +328,7 @@ def analyse(capture: StreamCapture) -> bytes:
     for frames, protocol in ((upstream, facts.source), (client, facts.target)):
         for frame in frames:
             _mark(frame, codecs.get(protocol).native)
-    _link(upstream, client, _expected(capture, upstream, source_framing))
+    _link(upstream, client, _expected(capture, upstream, source_framing), faulted=bool(capture.faults))
     _mark_faults(capture, upstream, client)
     view = {
         "summary": capture.summary(),

@@ -7,6 +7,9 @@ tests/data/captures. A frame is a *data part* when the target's own decoder read
 the carriers are counted by what the frame holds instead. The native reference is the target's
 golden of the same scenario (hand-written from each protocol's real streams for agentkit, nest
 and oma; made by streambridge's encoders for the others, so for those the ratio says little).
+For ai-sdk and AG-UI the second table compares with a real native producer instead: one agent
+run streamed natively in both protocols by pydantic-ai's own adapters (tests/native_producers.py,
+with the test extras installed), each translated into the other.
 
     python bench/fidelity_figures.py            # a Markdown table per fidelity
 """
@@ -80,7 +83,32 @@ def figures(fidelity: str) -> dict[tuple[str, str], list[int]]:
     return totals
 
 
+def native_rows() -> list[str]:
+    """Per native run and direction: our frames and bytes against the native stream's, per fidelity."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from tests.native_producers import SCENARIOS, native_streams
+    except ImportError as exc:  # (pydantic-ai comes with the test extras)
+        return [f"(no native producer: {exc})"]
+    rows = []
+    for scenario in SCENARIOS:
+        native = native_streams(scenario)
+        for source, target in (("ag-ui", "ai-sdk"), ("ai-sdk", "ag-ui")):
+            cells = [f"{scenario}: {source} → {target}"]
+            native_frames = data_parts(target, native[target])[0]
+            for fidelity in FIDELITIES:
+                out = b"".join(translate([native[source]], source, target, fidelity=fidelity))
+                frames, parts = data_parts(target, out)
+                cells += [f"{frames / native_frames:.2f}", f"{len(out) / len(native[target]):.2f}", str(parts)]
+            rows.append("| " + " | ".join(cells) + " |")
+    return rows
+
+
 def main() -> None:
+    print("\n### against a native producer (pydantic-ai) of the same run\n")
+    print("| run | frames exact | bytes exact | data parts exact | frames client | bytes client | data parts client |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("\n".join(native_rows()))
     for fidelity in FIDELITIES:
         print(f"\n### {fidelity}\n")
         print("| source → client | frames | data parts | of frames | frames / native | bytes / native |")

@@ -229,6 +229,14 @@ async def run_approval(node: str, api: str, *args: str) -> dict[str, Any]:
     return json.loads(out)
 
 
+#: the answer pydantic-ai's AG-UI adapter asks of a tool call needing approval (its interrupt's responseSchema)
+YES_OR_NO = {
+    "type": "object",
+    "properties": {"approved": {"type": "boolean"}, "editedArgs": {"type": "object"}, "reason": {"type": "string"}},
+    "required": ["approved"],
+}
+
+
 @pytest.mark.parametrize(
     ("args", "entry"),
     [
@@ -240,11 +248,19 @@ async def run_approval(node: str, api: str, *args: str) -> dict[str, Any]:
     ],
     ids=["approved", "denied"],
 )
-@pytest.mark.parametrize("reason", ["tool_approval", "tool_call"])  # any interrupt about a call, no schema
+@pytest.mark.parametrize(
+    "asks",
+    [
+        {"reason": "tool_approval"},
+        {"reason": "tool_call"},  # any interrupt about a call with no schema
+        {"reason": "tool_call", "responseSchema": YES_OR_NO},  # pydantic-ai's: a yes or no asked by its schema
+    ],
+    ids=["tool_approval", "tool_call", "tool_call-yes-or-no-schema"],
+)
 async def test_a_use_chat_approval_reaches_an_ag_ui_agent_as_its_resume_entry(
-    node: str, aiohttp_server, aiohttp_client, args: tuple[str, ...], entry: dict, reason: str
+    node: str, aiohttp_server, aiohttp_client, args: tuple[str, ...], entry: dict, asks: dict
 ) -> None:
-    agent = AskingAgent([{**APPROVAL, "reason": reason}])
+    agent = AskingAgent([{**APPROVAL, **asks}])
     upstream = await aiohttp_server(agent.app())
     proxy = await start_proxy(aiohttp_client, proxy_config(url_of(upstream, "/agent"), "ag-ui", "ai-sdk"))
     result = await run_approval(node, url_of(proxy, "/api/chat"), *args)

@@ -153,6 +153,9 @@ class Codec:
     rules: type[Rules] = Rules
     #: response headers its clients expect on a stream (the proxy sends them; names in lower case)
     response_headers: dict[str, str] = field(default_factory=dict)
+    #: kinds its decoder keeps whole (as data parts) that only bracket other events, a span's
+    #: start and end: at ``client`` fidelity another protocol's client is not sent them
+    spans: frozenset[str] = frozenset()
 
     def decoder(
         self,

@@ -14,6 +14,7 @@ from msgspec import UNSET
 from ..events import (
     ArtifactPresented,
     ArtifactRefused,
+    DataPart,
     Event,
     ReasoningDelta,
     RunStart,
@@ -85,7 +86,16 @@ def field_defaults(kind: type[Event]) -> dict[str, Any]:
 #: what a message says (another message's, in a protocol naming none, would join the answer)
 _CONTENT = frozenset((TextDelta, ReasoningDelta))
 #: the events :meth:`Encoder._skips` may skip (the rest need not ask)
-_MAY_SKIP = frozenset((ToolInputStart, ToolCall, TextDelta))
+_MAY_SKIP = frozenset((ToolInputStart, ToolCall, TextDelta, DataPart))
+
+
+def only_brackets(part: DataPart) -> bool:
+    """Whether a data part is a kind its origin protocol keeps whole that only brackets other
+    events (its codec's ``spans``): nothing a client of another protocol is shown."""
+    from . import registered  # (the registry imports every encoder: looked up when first needed)
+
+    codec = registered().get(part.origin)
+    return codec is not None and part.name in codec.spans
 
 
 class EncodingSink:
@@ -531,12 +541,15 @@ class Encoder:
 
     def _skips(self, event: Event) -> bool:
         """Events this encoder does not write: an invented announcement its protocol's decoder
-        invents again (or that announces a call already announced), and text a decoder made
-        from its source's terminal, held until that terminal comes."""
+        invents again (or that announces a call already announced), text a decoder made from its
+        source's terminal, held until that terminal comes, and for a live client another
+        protocol's span brackets (:func:`only_brackets`)."""
         if type(event) is ToolInputStart:
             return not self._says_input_start and invented_call(event)
         if type(event) is ToolCall:
             return event.call_id in self._announced and invented_call(event)
+        if type(event) is DataPart:
+            return self.fidelity == "client" and event.origin != self.codec and only_brackets(event)
         if type(event) is TextDelta and event.synthetic and event.message_id is UNSET and not self._terminal_says_text:
             self._whole_text.append(event)  # made from the source's terminal, which follows
             self._text_ready = False

@@ -35,6 +35,7 @@ from .encoder import AgUiEncoder
 from .http import HEADERS, SURFACE
 from .rules import AgUiRules
 from .sniff import sniff
+from .wire import SPANS
 
 __all__ = ["CODEC", "AgUiDecoder", "AgUiEncoder"]
 
@@ -65,4 +66,5 @@ CODEC = Codec(
     sniff=sniff,
     rules=AgUiRules,
     response_headers=HEADERS,
+    spans=SPANS,
 )

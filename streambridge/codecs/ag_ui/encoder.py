@@ -24,6 +24,8 @@ covers?, event}}`` events, which AG-UI consumers ignore (``CUSTOM`` is legal any
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 from msgspec import UNSET, Raw
 
@@ -31,6 +33,7 @@ from ...events import (
     DataPart,
     Elicitation,
     Event,
+    MessageMetadata,
     ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
@@ -53,11 +56,12 @@ from ...events import (
 )
 from ..carrier import TOOL_EVENTS, Payload
 from ..encoder import Encoder, handles
-from ..envelope import input_of, json_encode, splice_extra
+from ..envelope import input_of, json_encode, json_object, splice_extra
 from ..framing import Framing
 from ..synthetic import invented_call, invented_start, read_call
 from ..terminals import default_failure, says_only_outcome
 from .decoder import custom_is_data, whole_event
+from .native import with_usage
 from .readings import (
     CANCELLED,
     error_code,
@@ -137,6 +141,7 @@ class AgUiEncoder(Encoder):
         self._stops: dict[str, bytes] = {}  # waiting approvals and elicitations: interrupt id → interrupt
         self._stop_calls: dict[str, list[str]] = {}  # call id → its waiting interrupt ids
         self._said_stops: set[str] = set()  # every interrupt id an event said
+        self._metadata: dict[str, Any] = {}  # (client fidelity) message metadata, for RUN_FINISHED
         self._waiting: list[ToolApprovalRequest | Elicitation] = []  # said by the outcome alone, if it comes next
 
     # -- frames ---------------------------------------------------------------------------------
@@ -188,11 +193,14 @@ class AgUiEncoder(Encoder):
     @handles(StepStart, StepFinish, writes=())
     def _step(self, e: StepStart | StepFinish, parts: list[bytes]) -> None:
         """A step of the source; a synthetic one (a bracket a decoder implied) is not written:
-        AG-UI steps are labels, which no client needs."""
+        AG-UI steps are labels, which no client needs. For a live client neither is a step
+        whose source named none (a model call's bracket: only a name this encoder invents)."""
         if e.synthetic:
             return
         split = _Split(e, "stepName")
         said = split.get("stepName")
+        if said is None and self.fidelity == "client":
+            return
         name = msgspec.json.decode(said) if said is not None else None
         if not isinstance(name, str | None):
             self._carry_only(e, parts)
@@ -438,8 +446,8 @@ class AgUiEncoder(Encoder):
 
     @handles(ToolApprovalRequest, Elicitation, writes=("call_id", "reason", "expires_at", "request"))
     def _stop(self, e: ToolApprovalRequest | Elicitation, parts: list[bytes]) -> None:
-        """Said by its carrier where it happens; still waiting when the run ends, it is an
-        interrupt of ``RUN_FINISHED``'s outcome. One the interrupt says all of waits: right
+        """Said by its carrier where it happens (for a live client, nowhere but in the outcome);
+        still waiting when the run ends, it is an interrupt of ``RUN_FINISHED``'s outcome. One the interrupt says all of waits: right
         before a ``RUN_FINISHED`` written natively, the interrupt alone says it (the decoder
         makes it from the outcome), else its carrier goes out before whatever comes next."""
         stop = interrupt_id(e)
@@ -448,6 +456,8 @@ class AgUiEncoder(Encoder):
         if stop not in self._stops:
             self._stops[stop] = interrupt_of(e)
             self._stop_calls.setdefault(e.call_id, []).append(stop)
+        if self.fidelity == "client":
+            return  # a live client reads it where AG-UI says it: an interrupt of RUN_FINISHED's outcome
         if new and _plain(e) and e.event_id is UNSET and e.verbatim is UNSET:
             said = read_interrupt(Raw(self._stops[stop]))
             if encode_event(said) == encode_event(e):
@@ -541,6 +551,8 @@ class AgUiEncoder(Encoder):
         head = b'{"type":"RUN_ERROR","message":' + json_encode(failure.message)
         if code is not UNSET:
             head += b',"code":' + json_encode(code)
+        if self.fidelity == "client" and (e.extra is UNSET or "usage" not in e.extra):
+            head = with_usage(head, e)
         ok = failure.status == e.status and read_run_error(failure.message, code) == (e.status, e.failure)
         ok = ok and failure.recoverable is UNSET and failure.retry_after_ms is UNSET
         ok = ok and failure.correlation_id is UNSET and e.result is UNSET
@@ -581,7 +593,24 @@ class AgUiEncoder(Encoder):
             ok = ok and self._reads_back(outcome, e.status)
         if outcome is not None:
             head += b',"outcome":' + outcome
+        if self.fidelity == "client" and "usage" not in split.rest:
+            head = with_usage(head, e)
+        if self._metadata and "metadata" not in split.rest:
+            head += b',"metadata":' + json_encode(self._metadata)
         return self._frame_of(head, split.rest), ok
+
+    def _put_for_client(
+        self, parts: list[bytes], event: Event, payloads: list[Payload], covered: list[bytes], line_id: str
+    ) -> None:
+        """A live client's stream, where a message's metadata (an AI SDK message's, say) goes in
+        AG-UI's own slot for it, the ``metadata`` of ``RUN_FINISHED`` (merged per key, the last
+        write winning, as AG-UI merges it), rather than in a ``CUSTOM`` event of its own."""
+        if type(event) is MessageMetadata and not payloads:
+            members = json_object(bytes(event.metadata))
+            if members is not None:
+                self._metadata.update(members)
+                return
+        super()._put_for_client(parts, event, payloads, covered, line_id)
 
     def _reads_back(self, outcome: bytes, status: str) -> bool:
         """Whether a kept outcome is read back as kept, for a terminal of this status: one the

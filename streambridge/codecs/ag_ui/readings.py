@@ -167,8 +167,20 @@ def read_interrupt(raw: Raw) -> ToolApprovalRequest | Elicitation:
 
 
 def _asks_approval(w: InterruptW) -> bool:
-    """Whether an interrupt about a tool call asks to approve it (a yes or no, not a form)."""
-    return w.reason == APPROVAL_REASON or w.response_schema is UNSET
+    """Whether an interrupt about a tool call asks to approve it (a yes or no, not a form): it
+    says so, it asks for no answer of a shape, or the shape it asks is a yes or no (what the
+    answer of an approval is: ``{"approved": true}``, as pydantic-ai's ``tool_call`` interrupts ask)."""
+    if w.reason == APPROVAL_REASON or w.response_schema is UNSET:
+        return True
+    return _yes_or_no(w.response_schema)
+
+
+def _yes_or_no(schema: Raw) -> bool:
+    """A JSON schema of an object whose one required member is a boolean ``approved``."""
+    obj = json_object(bytes(schema)) or {}
+    properties = obj.get("properties")
+    approved = properties.get("approved") if isinstance(properties, dict) else None
+    return obj.get("required") == ["approved"] and isinstance(approved, dict) and approved.get("type") == "boolean"
 
 
 def outcome_of(interrupts: list[bytes]) -> bytes:

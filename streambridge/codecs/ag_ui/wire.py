@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from msgspec import UNSET, Raw, Struct, UnsetType
 
-__all__ = ["CARRIER_NAME", "EVENTS", "FIELDS", "KEPT", "KEPT_WHOLE", "PREFIX", "AgUiEvent", "AgUiWire", "kept"]
+__all__ = ["CARRIER_NAME", "EVENTS", "FIELDS", "KEPT", "KEPT_WHOLE", "PREFIX", "SPANS", "AgUiEvent", "AgUiWire", "kept"]
 
 _W = {"kw_only": True, "omit_defaults": True, "rename": "camel", "forbid_unknown_fields": True, "gc": False}
 
@@ -195,5 +195,7 @@ KEPT_WHOLE = frozenset(
         "THINKING_END",
     }
 )
+#: the kept-whole kinds that only bracket other events (a reasoning span around its messages)
+SPANS = frozenset({"REASONING_START", "REASONING_END", "THINKING_START", "THINKING_END"})
 #: every event type of AG-UI 1.x and the 0.x ``THINKING_*`` ones
 EVENT_TYPES = frozenset(EVENTS) | KEPT_WHOLE

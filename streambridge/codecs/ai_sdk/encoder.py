@@ -66,6 +66,7 @@ from ..framing import Framing
 from ..steps import BracketWriter, StepJudge, bare
 from ..synthetic import invented_call, invented_start, rederived_start
 from ..terminals import DEFAULT_MESSAGES, TRUNCATED_CODE, TRUNCATED_MESSAGE, says_only_outcome
+from .native import client_finish, with_run_metadata
 from .profiles import V7, Profile
 from .wire import (
     PREFIX,
@@ -186,6 +187,8 @@ class AiSdkEncoder(BracketWriter, Encoder):
         if rederived_start(start):
             start = RunStart(synthetic=True)  # its id comes back wherever one is needed
         payload, ok = self._chunk(StartW(), start)  # ai's own order: other members, then the id
+        if self.fidelity == "client":
+            payload = with_run_metadata(payload, start)
         if start.message_id is not UNSET:
             payload = payload[:-1] + b',"messageId":' + json_encode(start.message_id) + b"}"
         rest = msgspec.structs.replace(start, message_id=UNSET, extra=UNSET, event_id=UNSET)
@@ -364,6 +367,8 @@ class AiSdkEncoder(BracketWriter, Encoder):
             payload, _ = self._splice(self._part(kind, "start", part), e, kind + "-start")
             self._put(parts, e, [payload], False)
             return
+        if self.fidelity == "client" and e.part_id not in self._real[kind]:
+            return  # its first delta opens it (after the step it needs), as ai does: no empty part
         if e.part_id not in self._real[kind]:
             self._real[kind].append(e.part_id)
         payload, ok = self._splice(self._part(kind, "start", e.part_id), e, kind + "-start")
@@ -586,8 +591,12 @@ class AiSdkEncoder(BracketWriter, Encoder):
         )
 
     def _finish(self, e: Terminal) -> tuple[bytes, bool]:
-        """The ``finish`` chunk: a failure's says ``finishReason: "error"`` unless the source said one."""
+        """The ``finish`` chunk: a failure's says ``finishReason: "error"`` unless the source said
+        one; for a live client, every finish says its reason and the run's usage, as ai's own
+        ``streamText`` server does (:func:`client_finish`)."""
         said = e.extra is not UNSET and "finishReason" in e.extra
+        if self.fidelity == "client":
+            return self._splice(client_finish(e, self.profile.allows("finishReason")), e, "finish")
         if e.status != "succeeded" and self.profile.allows("finishReason") and not said:
             return self._splice(_ERROR_FINISH, e, "finish")
         return self._splice(_encode(FinishW()), e, "finish")

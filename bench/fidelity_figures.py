@@ -24,6 +24,7 @@ from streambridge import translate
 from streambridge.codecs import get, registered
 from streambridge.codecs.fidelity import FIDELITIES
 from streambridge.codecs.framing import make_parser
+from streambridge.codecs.riding import AG_UI_SLOT, AI_SDK_SLOT
 from streambridge.events import DataPart
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,12 +54,17 @@ def inputs() -> list[tuple[str, str, bytes]]:
     return out
 
 
+def rides(frame: bytes) -> bool:
+    """A carrier riding on its own frame (codecs/riding.py): no data part of its own."""
+    return AI_SDK_SLOT in frame or AG_UI_SLOT in frame
+
+
 def data_parts(target: str, data: bytes) -> tuple[int, int]:
     """(frames, data-part frames) of a client's stream."""
     frames = make_parser(get(target).default_framing).feed(data)
     decoder = get(target).decoder()
     parts = sum(isinstance(e, DataPart) for e in decoder.feed(data) + decoder.close())
-    carriers = sum(any(mark in f.data for mark in CARRIER_MARKS) for f in frames)
+    carriers = sum(any(mark in f.data for mark in CARRIER_MARKS) and not rides(f.data) for f in frames)
     return len(frames), parts + carriers
 
 

@@ -15,7 +15,8 @@ from streambridge.bridge.config import ConfigError, build_config
 from streambridge.codecs import get
 from streambridge.codecs.fidelity import FIDELITIES, parse_fidelity
 from streambridge.codecs.framing import make_parser
-from streambridge.events import DataPart, Elicitation, RunStart, Status, Terminal, TextDelta, ToolOutput
+from streambridge.codecs.riding import AI_SDK_SLOT as RIDE
+from streambridge.events import DataPart, Elicitation, RunStart, Status, Terminal, TextDelta, ToolInputStart, ToolOutput
 
 from .cli_support import invoke, user_error
 from .corpus import CODECS, SCENARIOS, capture_body, capture_paths, decode, golden
@@ -111,16 +112,36 @@ def test_real_captures_reach_every_client_with_few_data_parts() -> None:
     assert not failures, "\n".join(failures)
 
 
-def test_ai_sdk_carriers_are_transient_at_exact() -> None:
-    """``useChat`` keeps a non-transient data part in the message: a carrier never is one."""
-    failures = []
+def test_ai_sdk_carriers_are_transient_or_ride_at_exact() -> None:
+    """``useChat`` keeps a non-transient data part in the message: a carrier never is one; it
+    is a transient data part, or it rides on its own chunk's ``providerMetadata``."""
+    failures, ridden = [], 0
     for scenario in SCENARIOS:
         for source in CODECS:
             out = b"".join(translate([golden(scenario, source)], source, "ai-sdk"))
             for frame in make_parser("sse").feed(out):
-                if any(mark in frame.data for mark in CARRIER_MARKS) and not frame.data.endswith(b',"transient":true}'):
+                rides = RIDE in frame.data
+                ridden += rides
+                carried = any(mark in frame.data for mark in CARRIER_MARKS)
+                if carried and not rides and not frame.data.endswith(b',"transient":true}'):
                     failures.append(f"{scenario}: {source}: {frame.data[:80]!r}")
     assert not failures, "\n".join(failures)
+    assert ridden > 50  # (each a frame the riding saves)
+
+
+def test_a_riding_carrier_comes_back_as_its_event_and_its_chunk_stays_as_ai_reads_it() -> None:
+    """A carrier on its chunk (codecs/riding.py): the ai-sdk decoder gives the carried event back, and
+    the chunk without it is the chunk the encoder would write for a plain event."""
+    call = ToolInputStart(call_id="c1", name="refund", tool_kind="action")  # ai has no word for the kind
+    out = get("ai-sdk").encoder().encode([RunStart(), call])
+    (frame,) = [f for f in make_parser("sse").feed(out) if b"tool-input-start" in f.data]
+    assert frame.data == (
+        b'{"type":"tool-input-start","toolCallId":"c1","toolName":"refund","providerMetadata":{"streambridge":'
+        b'{"event":{"type":"tool-input-start","callId":"c1","name":"refund","toolKind":"action"}}}}'
+    )
+    assert [e for e in get("ai-sdk").decoder().feed(out) if type(e) is ToolInputStart] == [call]
+    # ai 6.0.0 has no providerMetadata on tool-input-start: there the carrier is a part of its own
+    assert RIDE not in get("ai-sdk@6").encoder().encode([RunStart(), call])
 
 
 def _ai_sdk_client(*events: object) -> list[dict[str, object]]:

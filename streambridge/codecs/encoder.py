@@ -394,9 +394,13 @@ class Encoder:
             self._put_for_client(parts, event, payloads, covered, line_id)
             return
         if not native and not amend:
-            parts.append(self._carry(event, len(covered) + len(payloads), line_id, whole=bool(covered)))
-            parts.extend(covered)
-            line_id = ""
+            ridden = self._ride(event, payloads[0], line_id) if len(payloads) == 1 and not covered else None
+            if ridden is not None:  # the carrier rides on the event's own frame
+                payloads, native = [ridden], True
+            else:
+                parts.append(self._carry(event, len(covered) + len(payloads), line_id, whole=bool(covered)))
+                parts.extend(covered)
+                line_id = ""
         frame_id = "" if amend and not native else line_id  # an amending carrier says the id
         if len(payloads) == 1 and type(payloads[0]) is bytes:  # nearly every event: one unnamed frame
             parts.append(self._emit(payloads[0], "", frame_id))
@@ -404,6 +408,12 @@ class Encoder:
             self._emit_all(parts, payloads, frame_id)
         if not native and amend:
             parts.append(self._carry(event, 0, line_id))
+
+    def _ride(self, event: Event, payload: Payload, line_id: str) -> bytes | None:
+        """The event's one frame with its carrier inside, where the protocol has a slot for it
+        (its decoder reads the carrier back from there), or None: the carrier is a frame of its
+        own before it. ``line_id`` is the id the frame's ``id:`` line will say."""
+        return None
 
     def _put_for_client(
         self, parts: list[bytes], event: Event, payloads: list[Payload], covered: list[bytes], line_id: str

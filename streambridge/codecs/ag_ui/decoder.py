@@ -41,6 +41,7 @@ from ..decoder import Decoder, DecoderOptions, Members, reads, with_extra
 from ..envelope import decode_envelope, decode_known, json_encode, raw_str, split_extra
 from ..errors import FrameProblem, check_utf8
 from ..framing import Frame, Framing
+from ..riding import AG_UI_SLOT, ridden
 from ..sinks import EventSink
 from ..synthetic import read_call
 from .readings import interrupt_id, read_arguments, read_interrupt, read_outcome, read_run_error, read_start, step_name
@@ -178,6 +179,11 @@ class AgUiDecoder(Decoder):
 
     def _decode(self, frame: Frame) -> list[Event]:
         self._held_call = None  # (still held: this frame is its end, so the two are one call)
+        carried = ridden(frame.data, AG_UI_SLOT)
+        if carried is not None:  # a carrier on the event it describes (codecs/riding.py)
+            event = self._carrier(carried[0])
+            self._decode_covered(msgspec.structs.replace(frame, data=carried[1]))
+            return [event]
         try:
             wire: AgUiWire | None = _event_decoder.decode(frame.data)
             extra: dict[str, Raw] = {}

@@ -18,7 +18,8 @@ Ordering repair, all of it read back by the decoder as invented (no carrier desc
   the source's own items are covered by the terminal's carrier); ``RUN_ERROR`` needs none;
   nothing follows the terminal.
 
-What AG-UI has no place for travels in ``CUSTOM {name: "streambridge.carrier", value: {name,
+What AG-UI has no place for rides on its event's ``rawEvent`` (codecs/riding.py) or, for an
+event with no frame of its own, travels in ``CUSTOM {name: "streambridge.carrier", value: {name,
 covers?, event}}`` events, which AG-UI consumers ignore (``CUSTOM`` is legal anywhere in a run).
 """
 
@@ -54,10 +55,11 @@ from ...events import (
     ToolOutput,
     encode_event,
 )
-from ..carrier import TOOL_EVENTS, Payload
+from ..carrier import TOOL_EVENTS, Payload, carrier_body
 from ..encoder import Encoder, handles
 from ..envelope import input_of, json_encode, json_object, splice_extra
 from ..framing import Framing
+from ..riding import AG_UI_SLOT, ride
 from ..synthetic import invented_call, invented_start, read_call
 from ..terminals import default_failure, says_only_outcome
 from .decoder import custom_is_data, whole_event
@@ -598,6 +600,13 @@ class AgUiEncoder(Encoder):
         if self._metadata and "metadata" not in split.rest:
             head += b',"metadata":' + json_encode(self._metadata)
         return self._frame_of(head, split.rest), ok
+
+    def _ride(self, event: Event, payload: Payload, line_id: str) -> bytes | None:
+        """Every AG-UI event has ``rawEvent`` (what a producer translated it from): its carrier
+        rides there, under ``streambridge`` (codecs/riding.py), unless the source said one."""
+        if type(payload) is not bytes or not payload.startswith(b'{"type":"') or b'"rawEvent"' in payload:
+            return None
+        return ride(payload, carrier_body(event, 0, keep_id=not line_id), AG_UI_SLOT)
 
     def _put_for_client(
         self, parts: list[bytes], event: Event, payloads: list[Payload], covered: list[bytes], line_id: str

@@ -5,8 +5,9 @@ One chunk per SSE event (``data: <JSON>``, no event names, no ids), then ``data:
 codecs share this package, one per target client: ``ai-sdk`` (ai 7, the default), ``ai-sdk@6``
 and ``ai-sdk@5``. Each writes only the chunk types and fields its client's schema accepts
 (:mod:`.profiles`; chunk objects were strict before 5.0.217 / 6.0.231 / 7.0.32, and unknown
-types are always rejected) and puts the rest in ``data-*`` parts (streambridge carriers), so a
-trip through any of them comes back whole. Decoding is the same for all three.
+types are always rejected) and puts the rest in streambridge carriers, on the chunk's own
+``providerMetadata`` where its type has one (codecs/riding.py), else in transient ``data-*``
+parts, so a trip through any of them comes back whole. Decoding is the same for all three.
 
 Mapped (docs/mapping.md): ``start`` ↔ run start (``messageId``), ``start-step`` /
 ``finish-step`` ↔ steps, ``text-*`` / ``reasoning-*`` ↔ text and reasoning (part ids kept),

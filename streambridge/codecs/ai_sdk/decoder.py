@@ -46,6 +46,7 @@ from ..decoder import DecoderOptions, Members, reads, with_extra
 from ..envelope import decode_envelope, decode_known, json_encode, raw_str, split_extra
 from ..errors import FrameProblem
 from ..framing import Frame, Framing
+from ..riding import AI_SDK_SLOT, ridden
 from ..sinks import EventSink
 from ..steps import BracketReader
 from ..synthetic import read_call
@@ -132,6 +133,9 @@ class AiSdkDecoder(BracketReader):
 
     def _decode(self, frame: Frame) -> list[Event]:
         data = frame.data
+        carried = ridden(data, AI_SDK_SLOT) if self._error is None and not self._after_error else None
+        if carried is not None:
+            return self._riding(frame, *carried)
         pending, self._error = self._error, None
         held, self._after_error = self._after_error, []
         if data.strip() == _DONE:
@@ -177,6 +181,13 @@ class AiSdkDecoder(BracketReader):
         if kind.startswith("data-"):
             return None, {}, [self._data_part(kind, envelope, frame)]
         return None, {}, [self._unknown(kind, frame)]
+
+    def _riding(self, frame: Frame, carrier: bytes, chunk: bytes) -> list[Event]:
+        """A carrier on the chunk it describes (codecs/riding.py): its event; the chunk is read for
+        the state this decoder keeps, as a covered frame is."""
+        event = self._carrier(carrier)
+        self._decode_covered(msgspec.structs.replace(frame, data=chunk))
+        return [event]
 
     def _data_part(self, kind: str, members: dict[str, Raw], frame: Frame) -> Event:
         data = members.get("data")

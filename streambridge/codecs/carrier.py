@@ -67,12 +67,16 @@ def is_id_line(event_id: str) -> bool:
 
 def verbatim_payloads(payloads: list[Payload], members: dict[str, Raw]) -> list[Payload]:
     """The payloads with the event's frame (the first unnamed one) saying ``members`` as
-    received, in place of this codec's encoding of them."""
+    received, in place of this codec's encoding of them; ``members`` holding every member of
+    the frame (the whole frame as received: see ``Decoder._in_received_order``) in their order."""
     out = list(payloads)
     for i, payload in enumerate(out):
         if type(payload) is bytes:
             frame = envelope_decoder.decode(payload)
-            frame.update(members)
+            if members.keys() >= frame.keys():
+                frame = members
+            else:
+                frame.update(members)
             out[i] = json_encode(frame)
             break
     return out

@@ -33,6 +33,7 @@ from ..events import (
 )
 from .artifacts import PART_NAMES, present_result, read_part
 from .carrier import carrier_decoder
+from .envelope import envelope_decoder, splice_extra
 from .errors import Diagnostic, FrameProblem, ProblemKind, StreamError, check_utf8, keep
 from .framing import (
     DEFAULT_MAX_EVENT_SIZE,
@@ -126,6 +127,7 @@ def _with_members(read_one: Callable[[Any], Event]) -> Callable[[Any, Members], 
 
 
 _NO_FRAME = Frame(b"")
+_wire_encode = msgspec.json.Encoder().encode
 
 
 class Decoder:
@@ -422,6 +424,20 @@ class Decoder:
         self._from_carrier = True
         self._whole = carrier.whole and type(event) is Terminal and isinstance(event.text, str)
         return event
+
+    @staticmethod
+    def _written_so(wire: msgspec.Struct, extra: Members, data: bytes) -> bool:
+        """Whether a frame reads as its codec writes it: its wire type's members as msgspec
+        encodes them, then the unknown ones in received order (read before its reader runs)."""
+        return splice_extra(_wire_encode(wire), extra) == data
+
+    def _as_received(self, events: list[Event], data: bytes) -> None:
+        """A frame its codec would write otherwise (its members in another order, a default
+        spelled out): its event keeps the whole frame as received (``verbatim``, which its own
+        encoder writes back as it came and another protocol carries), so A → A and A → B → A
+        give it back byte for byte."""
+        if events:
+            events[-1].verbatim = Verbatim(origin=self.codec, members=envelope_decoder.decode(data))
 
     def _with_verbatim(self, events: list[Event], members: dict[str, Raw]) -> list[Event]:
         """Attach a frame's members that hold unknown fields to the frame's event (its last)."""

@@ -197,8 +197,11 @@ class AgUiDecoder(Decoder):
             events.append(self._activity(frame) if kind == "ACTIVITY_SNAPSHOT" else self._unknown(kind, frame))
             return events
         events = self._end_chunks(keep=_CHUNKS.get(type(wire)))
-        events += self._read_wire(wire, extra)
-        return events
+        written_so = self._written_so(wire, extra, frame.data)
+        read = self._read_wire(wire, extra)
+        if not written_so:
+            self._as_received(read, frame.data)
+        return events + read
 
     def _slow(self, frame: Frame) -> tuple[AgUiWire | None, dict[str, Raw], str]:
         """Unknown members, types kept whole, invalid values of known types (malformed)."""

@@ -77,7 +77,7 @@ from .readings import (
     read_start,
     step_name,
 )
-from .wire import CARRIER_NAME, PREFIX, kept
+from .wire import CARRIER_NAME, KEPT, PREFIX, kept
 
 __all__ = ["DENIED_TEXT", "AgUiEncoder", "AgUiEvent"]
 
@@ -102,10 +102,12 @@ def _plain(event: Event) -> bool:
 
 def _bare(event: Event) -> Event:
     """The event as a decoder reads it from a native frame: its unknown members (written back
-    around the frame's own) and its SSE id (on the frame's line) compared apart."""
-    if event.extra is UNSET and event.event_id is UNSET:
+    around the frame's own), its SSE id (on the frame's line) and its frame as received (an
+    AG-UI one, written back as it came) compared apart."""
+    own = event.verbatim is not UNSET and event.verbatim.origin == "ag-ui"
+    if event.extra is UNSET and event.event_id is UNSET and not own:
         return event
-    return msgspec.structs.replace(event, extra=UNSET, event_id=UNSET)
+    return msgspec.structs.replace(event, extra=UNSET, event_id=UNSET, verbatim=UNSET if own else event.verbatim)
 
 
 class _Split:
@@ -492,8 +494,8 @@ class AgUiEncoder(Encoder):
         return (
             e.status == "succeeded"
             and _plain(e)
-            and e.extra is UNSET
-            and e.verbatim is UNSET
+            and (e.verbatim is UNSET or e.verbatim.origin == self.codec)  # (its own: written back as it came)
+            and (e.extra is UNSET or not any(name.startswith(KEPT) for name in e.extra))  # (unknown ones: spliced)
             and e.event_id is UNSET
             and e.failure is UNSET
             and says_only_outcome(e, self._assembled(), ("result",))

@@ -159,7 +159,7 @@ class AiSdkDecoder(BracketReader):
                 del extra["finishReason"]  # what this codec writes after an error
             return [*held, self._error_terminal(pending, extra)]
         if wire is not None:
-            events = self._read_wire(wire, extra)
+            events = self._read_in_order(wire, extra, data)
         if pending is not None:  # an error followed by something else than finish: a passing one
             passing = self._unknown("error", pending[2])
             if pending[2].own_id and pending[2].last_id:
@@ -181,6 +181,14 @@ class AiSdkDecoder(BracketReader):
         if kind.startswith("data-"):
             return None, {}, [self._data_part(kind, envelope, frame)]
         return None, {}, [self._unknown(kind, frame)]
+
+    def _read_in_order(self, wire: Chunk, extra: Members, data: bytes) -> list[Event]:
+        """A chunk's events, keeping the chunk as received when this codec would write it otherwise."""
+        written_so = self._written_so(wire, extra, data)
+        events = self._read_wire(wire, extra)
+        if not written_so:
+            self._as_received(events, data)
+        return events
 
     def _riding(self, frame: Frame, carrier: bytes, chunk: bytes) -> list[Event]:
         """A carrier on the chunk it describes (codecs/riding.py): its event; the chunk is read for

@@ -203,7 +203,10 @@ class AiSdkEncoder(BracketWriter, Encoder):
             payload = with_run_metadata(payload, start)
         if start.message_id is not UNSET:
             payload = payload[:-1] + b',"messageId":' + json_encode(start.message_id) + b"}"
-        rest = msgspec.structs.replace(start, message_id=UNSET, extra=UNSET, event_id=UNSET)
+        own = start.verbatim is not UNSET and start.verbatim.origin == self.codec  # (written back as it came)
+        rest = msgspec.structs.replace(
+            start, message_id=UNSET, extra=UNSET, event_id=UNSET, verbatim=UNSET if own else start.verbatim
+        )
         said = start.message_id is not UNSET or start.extra is not UNSET  # else it reads back invented
         native = invented_start(start) or (ok and said and rest == RunStart())
         self._put(parts, start, [payload], native)

@@ -306,14 +306,41 @@ def measure_in_child(
     return float(floor_seconds), float(seconds), int(growth) / 1024
 
 
+def instructions_in_child(source: str, target: str, path: Path, code: Path) -> int:
+    """Instructions one translation executes with ``code``'s ``streambridge`` (callgrind's count
+    for the translating process less that of the same process stopping before it translates)."""
+    counts = []
+    for mode in ("translate", "setup"):
+        args = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, __file__]
+        args += ["--one", source, target, str(path), "--count", mode]
+        env = {**os.environ, "PYTHONPATH": str(code), "PYTHONMALLOC": "malloc"}
+        done = subprocess.run(args, check=True, capture_output=True, text=True, env=env)
+        counts.append(int(done.stderr.split("Collected :")[1].split()[0]))
+    return counts[0] - counts[1]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--detect", action="store_true", help="leave the source framing to detection")
     parser.add_argument("--against", type=Path, metavar="CHECKOUT", help="compare with another checkout's code")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="with --against: count the instructions each translation executes (valgrind's callgrind), "
+        "not its time: deterministic, so a few percent show on a noisy host",
+    )
+    parser.add_argument("--pairs", help="with --against: only these pairs, as source:target,source:target")
     parser.add_argument("--one", nargs=3, metavar=("SOURCE", "TARGET", "PATH"), help=argparse.SUPPRESS)
+    parser.add_argument("--count", choices=("translate", "setup"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.one and args.count:  # under callgrind: the translation, or only what comes before it
+        source, target, path = args.one
+        Translator(source, target, source_framing="sse", target_framing="sse")
+        if args.count == "translate":
+            translate(source, target, Path(path))
+        return
     if args.one:
         source, target, path = args.one
         floor_seconds = floor(source, Path(path))
@@ -352,15 +379,34 @@ def compare(args: argparse.Namespace) -> None:
     against = args.against.resolve()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        both = [c for c in CODECS if (against / "streambridge" / "codecs" / c).exists()]  # what it has too
+        # what it has too (a codec's package is its name in Python's spelling)
+        both = [c for c in CODECS if (against / "streambridge" / "codecs" / c.replace("-", "_")).exists()]
+        pairs = args.pairs.split(",") if args.pairs else [f"{s}:{t}" for s in both for t in both]
         for source in both:
+            if not any(pair.startswith(source + ":") for pair in pairs):
+                continue
             path, count = write_transcript(source, args.events, Path(tmp))
             for target in both:
+                if f"{source}:{target}" not in pairs:
+                    continue
+                if args.instructions:  # (a rate of 1/instructions: the ratio reads as the time one)
+                    now_count = instructions_in_child(source, target, path, ROOT)
+                    before_count = instructions_in_child(source, target, path, against)
+                    rows.append((source, target, 1e9 / now_count, 1e9 / before_count))
+                    continue
                 now, before = [], []
                 for _ in range(args.repeat):
                     now.append(measure_in_child(source, target, path, args.detect)[1])
                     before.append(measure_in_child(source, target, path, args.detect, against)[1])
                 rows.append((source, target, count / min(now), count / min(before)))
+    if args.instructions:
+        print(f"{args.events:,} events per source, SSE → SSE, instructions (callgrind); before: {against}")
+        print()
+        print("| source → target | instructions before (M) | instructions now (M) | before / now |")
+        print("|---|---:|---:|---:|")
+        for source, target, rate, old in rows:
+            print(f"| {source} → {target} | {1e3 / old:,.0f} | {1e3 / rate:,.0f} | {rate / old:.3f} |")
+        return
     print(f"{args.events:,} events per source, SSE → SSE, best of {args.repeat} each, interleaved; before: {against}")
     print()
     print("| source → target | events/s before | events/s now | now / before |")

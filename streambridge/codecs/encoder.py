@@ -394,7 +394,8 @@ class Encoder:
             self._put_for_client(parts, event, payloads, covered, line_id)
             return
         if not native and not amend:
-            ridden = self._ride(event, payloads[0], line_id) if len(payloads) == 1 and not covered else None
+            rides = self._rides and len(payloads) == 1 and not covered
+            ridden = self._ride(event, payloads[0], line_id) if rides else None
             if ridden is not None:  # the carrier rides on the event's own frame
                 payloads, native = [ridden], True
             else:
@@ -408,6 +409,9 @@ class Encoder:
             self._emit_all(parts, payloads, frame_id)
         if not native and amend:
             parts.append(self._carry(event, 0, line_id))
+
+    #: the protocol has a slot a carrier may ride in (:meth:`_ride`)
+    _rides: ClassVar[bool] = False
 
     def _ride(self, event: Event, payload: Payload, line_id: str) -> bytes | None:
         """The event's one frame with its carrier inside, where the protocol has a slot for it

@@ -179,7 +179,7 @@ class AgUiDecoder(Decoder):
 
     def _decode(self, frame: Frame) -> list[Event]:
         self._held_call = None  # (still held: this frame is its end, so the two are one call)
-        carried = ridden(frame.data, AG_UI_SLOT)
+        carried = ridden(frame.data, AG_UI_SLOT) if frame.data.endswith(b"}}}") else None
         if carried is not None:  # a carrier on the event it describes (codecs/riding.py)
             event = self._carrier(carried[0])
             self._decode_covered(msgspec.structs.replace(frame, data=carried[1]))

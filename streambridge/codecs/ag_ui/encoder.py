@@ -603,6 +603,8 @@ class AgUiEncoder(Encoder):
             head += b',"metadata":' + json_encode(self._metadata)
         return self._frame_of(head, split.rest), ok
 
+    _rides = True
+
     def _ride(self, event: Event, payload: Payload, line_id: str) -> bytes | None:
         """Every AG-UI event has ``rawEvent`` (what a producer translated it from): its carrier
         rides there, under ``streambridge`` (codecs/riding.py), unless the source said one."""

@@ -156,6 +156,8 @@ class AiSdkEncoder(BracketWriter, Encoder):
             payload = payload[:-1] + b"," + members + b"}"
         return payload, len(allowed) == len(e.extra)
 
+    _rides = True
+
     def _ride(self, event: Event, payload: Payload, line_id: str) -> bytes | None:
         """A chunk whose type has ``providerMetadata`` (text and reasoning parts, tool inputs,
         sources, files) carries its event there, under ``streambridge``, unless

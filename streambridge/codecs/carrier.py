@@ -68,7 +68,7 @@ def is_id_line(event_id: str) -> bool:
 def verbatim_payloads(payloads: list[Payload], members: dict[str, Raw]) -> list[Payload]:
     """The payloads with the event's frame (the first unnamed one) saying ``members`` as
     received, in place of this codec's encoding of them; ``members`` holding every member of
-    the frame (the whole frame as received: see ``Decoder._in_received_order``) in their order."""
+    the frame (the whole frame as received: see ``Decoder._read_in_order``) in their order."""
     out = list(payloads)
     for i, payload in enumerate(out):
         if type(payload) is bytes:

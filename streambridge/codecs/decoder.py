@@ -45,6 +45,7 @@ from .framing import (
     SSEParser,
     make_parser,
 )
+from .riding import ridden
 from .sinks import EventSink, append_deltas
 from .synthetic import announcement
 from .terminals import read_terminal, truncation_terminal
@@ -425,19 +426,31 @@ class Decoder:
         self._whole = carrier.whole and type(event) is Terminal and isinstance(event.text, str)
         return event
 
-    @staticmethod
-    def _written_so(wire: msgspec.Struct, extra: Members, data: bytes) -> bool:
-        """Whether a frame reads as its codec writes it: its wire type's members as msgspec
-        encodes them, then the unknown ones in received order (read before its reader runs)."""
-        return splice_extra(_wire_encode(wire), extra) == data
-
-    def _as_received(self, events: list[Event], data: bytes) -> None:
-        """A frame its codec would write otherwise (its members in another order, a default
-        spelled out): its event keeps the whole frame as received (``verbatim``, which its own
-        encoder writes back as it came and another protocol carries), so A → A and A → B → A
-        give it back byte for byte."""
-        if events:
+    def _read_in_order(self, wire: msgspec.Struct, extra: Members, data: bytes) -> list[Event]:
+        """A frame's events by its reader; a frame its codec would write otherwise (its members
+        in another order, a default spelled out) keeps the whole frame as received on its event
+        (``verbatim``, which its own encoder writes back as it came and another protocol
+        carries), so A → A and A → B → A give it back byte for byte. Written as the codec
+        writes it: its wire type's members as msgspec encodes them, then the unknown ones."""
+        written = _wire_encode(wire)
+        written_so = (splice_extra(written, extra) if extra else written) == data  # (before the reader runs)
+        events = self._readers[type(wire)](wire, extra)
+        if not written_so and events:
             events[-1].verbatim = Verbatim(origin=self.codec, members=envelope_decoder.decode(data))
+        return events
+
+    def _riding(self, frame: Frame, slot: bytes) -> list[Event] | None:
+        """The event of a carrier riding on this frame in its protocol's ``slot``
+        (codecs/riding.py), the frame without it read for the state the codec keeps (as a
+        covered frame is); None when none rides on it."""
+        if not frame.data.endswith(b"}}}"):
+            return None
+        carried = ridden(frame.data, slot)
+        if carried is None:
+            return None
+        event = self._carrier(carried[0])
+        self._decode_covered(msgspec.structs.replace(frame, data=carried[1]))
+        return [event]
 
     def _with_verbatim(self, events: list[Event], members: dict[str, Raw]) -> list[Event]:
         """Attach a frame's members that hold unknown fields to the frame's event (its last)."""

@@ -92,10 +92,12 @@ _MAY_SKIP = frozenset((ToolInputStart, ToolCall, TextDelta, DataPart))
 def only_brackets(part: DataPart) -> bool:
     """Whether a data part is a kind its origin protocol keeps whole that only brackets other
     events (its codec's ``spans``): nothing a client of another protocol is shown."""
-    from . import registered  # (the registry imports every encoder: looked up when first needed)
+    from . import get  # (the registry imports every encoder: looked up when first needed)
 
-    codec = registered().get(part.origin)
-    return codec is not None and part.name in codec.spans
+    try:
+        return part.name in get(part.origin).spans
+    except KeyError:  # a protocol no longer registered
+        return False
 
 
 class EncodingSink:

@@ -41,7 +41,7 @@ from ..decoder import Decoder, DecoderOptions, Members, reads, with_extra
 from ..envelope import decode_envelope, decode_known, json_encode, raw_str, split_extra
 from ..errors import FrameProblem, check_utf8
 from ..framing import Frame, Framing
-from ..riding import AG_UI_SLOT, ridden
+from ..riding import AG_UI_SLOT
 from ..sinks import EventSink
 from ..synthetic import read_call
 from .readings import interrupt_id, read_arguments, read_interrupt, read_outcome, read_run_error, read_start, step_name
@@ -179,11 +179,9 @@ class AgUiDecoder(Decoder):
 
     def _decode(self, frame: Frame) -> list[Event]:
         self._held_call = None  # (still held: this frame is its end, so the two are one call)
-        carried = ridden(frame.data, AG_UI_SLOT) if frame.data.endswith(b"}}}") else None
-        if carried is not None:  # a carrier on the event it describes (codecs/riding.py)
-            event = self._carrier(carried[0])
-            self._decode_covered(msgspec.structs.replace(frame, data=carried[1]))
-            return [event]
+        carried = self._riding(frame, AG_UI_SLOT)
+        if carried is not None:
+            return carried
         try:
             wire: AgUiWire | None = _event_decoder.decode(frame.data)
             extra: dict[str, Raw] = {}
@@ -197,11 +195,8 @@ class AgUiDecoder(Decoder):
             events.append(self._activity(frame) if kind == "ACTIVITY_SNAPSHOT" else self._unknown(kind, frame))
             return events
         events = self._end_chunks(keep=_CHUNKS.get(type(wire)))
-        written_so = self._written_so(wire, extra, frame.data)
-        read = self._read_wire(wire, extra)
-        if not written_so:
-            self._as_received(read, frame.data)
-        return events + read
+        events += self._read_in_order(wire, extra, frame.data)
+        return events
 
     def _slow(self, frame: Frame) -> tuple[AgUiWire | None, dict[str, Raw], str]:
         """Unknown members, types kept whole, invalid values of known types (malformed)."""

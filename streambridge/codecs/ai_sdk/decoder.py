@@ -43,10 +43,10 @@ from ...events import (
     ToolOutput,
 )
 from ..decoder import DecoderOptions, Members, reads, with_extra
-from ..envelope import decode_envelope, decode_known, json_encode, raw_str, splice_extra, split_extra
+from ..envelope import decode_envelope, decode_known, json_encode, raw_str, split_extra
 from ..errors import FrameProblem
 from ..framing import Frame, Framing
-from ..riding import AI_SDK_SLOT, ridden
+from ..riding import AI_SDK_SLOT
 from ..sinks import EventSink
 from ..steps import BracketReader
 from ..synthetic import read_call
@@ -88,7 +88,6 @@ __all__ = ["AiSdkDecoder"]
 
 _chunk_decoder = msgspec.json.Decoder(AiSdkChunk)
 _part_decoder = msgspec.json.Decoder(DataPartW)
-_wire_encode = msgspec.json.Encoder().encode
 _DONE = b"[DONE]"
 _ERROR_FINISH = b'"error"'
 
@@ -134,9 +133,9 @@ class AiSdkDecoder(BracketReader):
 
     def _decode(self, frame: Frame) -> list[Event]:
         data = frame.data
-        carried = self._ridden(data)
-        if carried is not None:
-            return self._riding(frame, *carried)
+        carried = self._riding(frame, AI_SDK_SLOT) if self._error is None and not self._after_error else None
+        if carried is not None:  # (not while an error's end is pending)
+            return carried
         pending, self._error = self._error, None
         held, self._after_error = self._after_error, []
         if data.strip() == _DONE:
@@ -182,27 +181,6 @@ class AiSdkDecoder(BracketReader):
         if kind.startswith("data-"):
             return None, {}, [self._data_part(kind, envelope, frame)]
         return None, {}, [self._unknown(kind, frame)]
-
-    def _read_in_order(self, wire: Chunk, extra: Members, data: bytes) -> list[Event]:
-        """A chunk's events, keeping the chunk as received when this codec would write it otherwise."""
-        written_so = (_wire_encode(wire) if not extra else splice_extra(_wire_encode(wire), extra)) == data
-        events = self._readers[type(wire)](wire, extra)
-        if not written_so:
-            self._as_received(events, data)
-        return events
-
-    def _ridden(self, data: bytes) -> tuple[bytes, bytes] | None:
-        """A riding carrier (codecs/riding.py) and its chunk, unless an error's end is pending."""
-        if not data.endswith(b"}}}") or self._error is not None or self._after_error:
-            return None
-        return ridden(data, AI_SDK_SLOT)
-
-    def _riding(self, frame: Frame, carrier: bytes, chunk: bytes) -> list[Event]:
-        """A carrier on the chunk it describes (codecs/riding.py): its event; the chunk is read for
-        the state this decoder keeps, as a covered frame is."""
-        event = self._carrier(carrier)
-        self._decode_covered(msgspec.structs.replace(frame, data=chunk))
-        return [event]
 
     def _data_part(self, kind: str, members: dict[str, Raw], frame: Frame) -> Event:
         data = members.get("data")

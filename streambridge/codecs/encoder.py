@@ -37,6 +37,7 @@ from .framing import (
     ndjson_frame,
     sse_frame,
 )
+from .riding import ride, rides_on
 from .sinks import append_deltas
 from .synthetic import announcement, derived_id, invented_call
 from .terminals import truncation_terminal, wire_terminal
@@ -396,7 +397,7 @@ class Encoder:
             self._put_for_client(parts, event, payloads, covered, line_id)
             return
         if not native and not amend:
-            rides = self._rides and len(payloads) == 1 and not covered
+            rides = self.ride_slot is not None and len(payloads) == 1 and not covered
             ridden = self._ride(event, payloads[0], line_id) if rides else None
             if ridden is not None:  # the carrier rides on the event's own frame
                 payloads, native = [ridden], True
@@ -412,14 +413,21 @@ class Encoder:
         if not native and amend:
             parts.append(self._carry(event, 0, line_id))
 
-    #: the protocol has a slot a carrier may ride in (:meth:`_ride`)
-    _rides: ClassVar[bool] = False
+    #: where a carrier may ride on this protocol's frames (codecs/riding.py); None: nowhere
+    ride_slot: ClassVar[bytes | None] = None
 
     def _ride(self, event: Event, payload: Payload, line_id: str) -> bytes | None:
-        """The event's one frame with its carrier inside, where the protocol has a slot for it
+        """The event's one frame with its carrier inside, in the protocol's :attr:`ride_slot`
         (its decoder reads the carrier back from there), or None: the carrier is a frame of its
         own before it. ``line_id`` is the id the frame's ``id:`` line will say."""
-        return None
+        slot = self.ride_slot
+        if slot is None or type(payload) is not bytes or not rides_on(payload, slot) or not self._has_slot(payload):
+            return None
+        return ride(payload, carrier_body(event, 0, keep_id=not line_id), slot)
+
+    def _has_slot(self, frame: bytes) -> bool:
+        """Whether this frame's type has the ride slot (every one, unless the protocol says)."""
+        return True
 
     def _put_for_client(
         self, parts: list[bytes], event: Event, payloads: list[Payload], covered: list[bytes], line_id: str

@@ -29,3 +29,9 @@ def ridden(data: bytes, slot: bytes) -> tuple[bytes, bytes] | None:
     if at == -1:
         return None
     return b"{" + data[at + len(slot) : -3] + b"}", data[:at] + b"}"
+
+
+def rides_on(frame: bytes, slot: bytes) -> bool:
+    """Whether a carrier may ride on ``frame``: a JSON object with a type, whose source said no
+    member of the slot's name itself (that member stays as the source wrote it)."""
+    return frame.startswith(b'{"type":"') and slot[1 : slot.index(b":")] not in frame

@@ -55,11 +55,11 @@ from ...events import (
     ToolOutput,
     encode_event,
 )
-from ..carrier import TOOL_EVENTS, Payload, carrier_body
+from ..carrier import TOOL_EVENTS, Payload
 from ..encoder import Encoder, handles
 from ..envelope import input_of, json_encode, json_object, splice_extra
 from ..framing import Framing
-from ..riding import AG_UI_SLOT, ride
+from ..riding import AG_UI_SLOT
 from ..synthetic import invented_call, invented_start, read_call
 from ..terminals import default_failure, says_only_outcome
 from .decoder import custom_is_data, whole_event
@@ -603,14 +603,7 @@ class AgUiEncoder(Encoder):
             head += b',"metadata":' + json_encode(self._metadata)
         return self._frame_of(head, split.rest), ok
 
-    _rides = True
-
-    def _ride(self, event: Event, payload: Payload, line_id: str) -> bytes | None:
-        """Every AG-UI event has ``rawEvent`` (what a producer translated it from): its carrier
-        rides there, under ``streambridge`` (codecs/riding.py), unless the source said one."""
-        if type(payload) is not bytes or not payload.startswith(b'{"type":"') or b'"rawEvent"' in payload:
-            return None
-        return ride(payload, carrier_body(event, 0, keep_id=not line_id), AG_UI_SLOT)
+    ride_slot = AG_UI_SLOT  # every event's rawEvent carries its event there (codecs/riding.py)
 
     def _put_for_client(
         self, parts: list[bytes], event: Event, payloads: list[Payload], covered: list[bytes], line_id: str

@@ -58,12 +58,12 @@ from ...events import (
     ToolInputStart,
     ToolOutput,
 )
-from ..carrier import TOOL_EVENTS, Payload, carrier_body, carrier_name
+from ..carrier import TOOL_EVENTS, Payload, carrier_name
 from ..encoder import Encoder, handles
 from ..envelope import envelope_decoder, input_of, json_encode
 from ..fidelity import ANSWER, client_data
 from ..framing import Framing
-from ..riding import AI_SDK_SLOT, ride
+from ..riding import AI_SDK_SLOT
 from ..steps import BracketWriter, StepJudge, bare
 from ..synthetic import invented_call, invented_start, rederived_start
 from ..terminals import DEFAULT_MESSAGES, TRUNCATED_CODE, TRUNCATED_MESSAGE, says_only_outcome
@@ -156,18 +156,12 @@ class AiSdkEncoder(BracketWriter, Encoder):
             payload = payload[:-1] + b"," + members + b"}"
         return payload, len(allowed) == len(e.extra)
 
-    _rides = True
+    ride_slot = AI_SDK_SLOT  # a chunk with providerMetadata carries its event there (codecs/riding.py)
 
-    def _ride(self, event: Event, payload: Payload, line_id: str) -> bytes | None:
-        """A chunk whose type has ``providerMetadata`` (text and reasoning parts, tool inputs,
-        sources, files) carries its event there, under ``streambridge``, unless
-        the source said provider metadata of its own (codecs/riding.py)."""
-        if type(payload) is not bytes or not payload.startswith(b'{"type":"') or b'"providerMetadata"' in payload:
-            return None
-        kind = payload[9 : payload.index(b'"', 9)].decode()
-        if not self.profile.field(kind, "providerMetadata"):
-            return None
-        return ride(payload, carrier_body(event, 0, keep_id=not line_id), AI_SDK_SLOT)
+    def _has_slot(self, frame: bytes) -> bool:
+        """Text and reasoning parts, tool inputs, sources, files: the types whose
+        ``providerMetadata`` this profile's client reads."""
+        return self.profile.field(frame[9 : frame.index(b'"', 9)].decode(), "providerMetadata")
 
     def _carrier_payload(self, event: Event, name: bytes, body: bytes) -> bytes:
         if body.startswith(_BODY_HEADS):  # an artifact's own part: ``id`` and ``data`` of its own

@@ -16,8 +16,24 @@ from streambridge.codecs import get
 from streambridge.codecs.fidelity import FIDELITIES, parse_fidelity
 from streambridge.codecs.framing import make_parser
 from streambridge.codecs.riding import AI_SDK_SLOT as RIDE
-from streambridge.events import DataPart, Elicitation, RunStart, Status, Terminal, TextDelta, ToolInputStart, ToolOutput
+from streambridge.events import (
+    DataPart,
+    Elicitation,
+    MessageMetadata,
+    RunStart,
+    Status,
+    StepFinish,
+    StepStart,
+    Terminal,
+    TextDelta,
+    ToolApprovalRequest,
+    ToolCall,
+    ToolInputStart,
+    ToolOutput,
+    Usage,
+)
 
+from .agui_models import problems as agui_problems
 from .cli_support import invoke, user_error
 from .corpus import CODECS, SCENARIOS, capture_body, capture_paths, decode, golden
 from .proxy_support import Upstream, proxy_config, start_proxy, url_of
@@ -207,3 +223,71 @@ async def test_a_client_route_serves_what_the_core_gives_at_client_fidelity(aioh
     assert served["client"] == b"".join(translate([data], "agentkit", "oma", strict=True, fidelity="client"))
     assert served["exact"] == b"".join(translate([data], "agentkit", "oma", strict=True))
     assert served["client"] != served["exact"]
+
+
+def test_a_live_ai_sdk_client_reads_the_run_in_ai_s_own_fields() -> None:
+    """At client fidelity: ``finish`` says its reason (as ``streamText`` does), the message's
+    metadata the run's ids (on ``start``) and its usage and model (on ``finish``)."""
+    run = RunStart(run_id="r1", thread_id="t1")
+    usage = Usage(input_tokens=3, output_tokens=10, reasoning_tokens=2)
+    end = Terminal(text="Hi", usage=usage, model="m")
+    chunks = _chunks("ai-sdk", "client", run, TextDelta(text="Hi"), end)
+    assert chunks[0] == {"type": "start", "messageMetadata": {"runId": "r1", "threadId": "t1"}}
+    assert chunks[-1] == {
+        "type": "finish",
+        "finishReason": "stop",
+        "messageMetadata": {
+            "usage": {"inputTokens": 3, "outputTokens": 10, "totalTokens": 13, "reasoningTokens": 2},
+            "model": "m",
+        },
+    }
+    blocked = _chunks("ai-sdk", "client", run, Terminal(status="blocked"))
+    assert blocked[-1] == {"type": "finish", "finishReason": "content-filter"}
+    assert _chunks("ai-sdk@5", "client", run, Terminal())[-1] == {"type": "finish"}  # (5.0.0 reads none)
+
+
+def test_a_live_ag_ui_client_reads_usage_metadata_and_approvals_where_ag_ui_keeps_them() -> None:
+    """At client fidelity: the run's usage and an AI SDK message's metadata on ``RUN_FINISHED``
+    (valid for ag-ui-protocol's models), an approval only as the outcome's interrupt, no step
+    the source did not name."""
+    events = [
+        RunStart(run_id="r1", thread_id="t1"),
+        StepStart(),
+        ToolCall(call_id="c1", name="refund", input=Raw(b"{}")),
+        MessageMetadata(metadata=Raw(b'{"a":1}')),
+        ToolApprovalRequest(call_id="c1"),
+        StepFinish(),
+        Terminal(usage=Usage(input_tokens=3, output_tokens=10), model="m"),
+    ]
+    encoder = get("ag-ui").encoder(fidelity="client")
+    body = encoder.encode(events) + encoder.close()
+    chunks = [msgspec.json.decode(f.data) for f in make_parser("sse").feed(body)]
+    assert [c["type"] for c in chunks] == [
+        "RUN_STARTED",
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "RUN_FINISHED",
+    ]
+    finished = chunks[-1]
+    assert finished["usage"] == [{"model": "m", "inputTokens": 3, "outputTokens": 10, "totalTokens": 13}]
+    assert finished["metadata"] == {"a": 1}
+    assert [i["toolCallId"] for i in finished["outcome"]["interrupts"]] == ["c1"]
+    assert agui_problems(body) == []
+
+
+def test_an_ag_ui_carrier_rides_on_its_event_s_raw_event() -> None:
+    call = ToolInputStart(call_id="c1", name="refund", tool_kind="action")  # AG-UI has no word for the kind
+    out = get("ag-ui").encoder().encode([RunStart(run_id="r1", thread_id="t1"), call])
+    (frame,) = [f for f in make_parser("sse").feed(out) if b"TOOL_CALL_START" in f.data]
+    assert frame.data.endswith(
+        b',"rawEvent":{"streambridge":{"event":{"type":"tool-input-start","callId":"c1","name":"refund","toolKind":"action"}}}}'
+    )
+    assert [e for e in get("ag-ui").decoder().feed(out) if type(e) is ToolInputStart] == [call]
+    assert agui_problems(out) == []
+
+
+def _chunks(codec: str, fidelity: str, *events: object) -> list[dict[str, object]]:
+    encoder = get(codec).encoder(fidelity=fidelity)  # type: ignore[arg-type]
+    out = encoder.encode(list(events)) + encoder.close()  # type: ignore[arg-type]
+    return [msgspec.json.decode(f.data) for f in make_parser("sse").feed(out) if f.data != b"[DONE]"]

@@ -20,8 +20,9 @@ try:  # typer ≥ 0.2x parses with its own copy of click
     from typer._click import core as click_core
     from typer._click import exceptions as click_exceptions
 except ImportError:  # pragma: no cover - older typer uses click itself
-    from click import core as click_core  # type: ignore[no-redef]  # the same module from the other place
-    from click import exceptions as click_exceptions  # type: ignore[no-redef]  # likewise
+    # (the same module from the other place; click itself may be absent where typer vendors it)
+    from click import core as click_core  # type: ignore[no-redef, import-not-found, unused-ignore]
+    from click import exceptions as click_exceptions  # type: ignore[no-redef, import-not-found, unused-ignore]
 
 from .. import __version__, codecs
 from ..codecs import StreamError

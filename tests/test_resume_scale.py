@@ -179,6 +179,7 @@ async def test_when_the_instance_running_a_run_dies_a_reader_on_another_ends_wit
         b'stopped. Please try again."}\n\n'
     )
     assert not set(_ID.findall(rest)) & set(_ID.findall(bytes(seen)))  # nothing it had, again
+    assert b"data-terminal" not in rest  # (a client route: the terminal a nest server would send, no carrier)
 
 
 async def test_a_redis_restart_mid_run_gives_every_client_of_every_process_a_terminal(proxies, redis_server) -> None:

@@ -176,7 +176,10 @@ async def test_the_memory_log_forgets_finished_runs_after_their_ttl() -> None:
 # -- Redis only ------------------------------------------------------------------------------
 
 
-async def test_a_redis_run_whose_owner_is_gone_is_ended_by_a_reader_once_its_lease_lapses(redis_server) -> None:
+@pytest.mark.parametrize("flushed", [True, False], ids=["after-its-frames-reached-redis", "before-any-did"])
+async def test_a_redis_run_whose_owner_is_gone_is_ended_by_a_reader_once_its_lease_lapses(
+    redis_server, flushed: bool
+) -> None:
     owner = RedisRunLog("a", redis_server.url, ttl=60, lease=0.3, maxlen=1000)
     reader_side = RedisRunLog("b", redis_server.url, ttl=60, lease=0.3, maxlen=1000)
     await owner.start(lambda run_id: False)
@@ -185,7 +188,11 @@ async def test_a_redis_run_whose_owner_is_gone_is_ended_by_a_reader_once_its_lea
         run = info(instance="a")
         writer = await owner.begin(run)
         sent = b"".join(writer.append(f) for f in FRAMES[:5])
-        await owner._flush()
+        if flushed:
+            await owner._flush()
+        else:  # (its frames were still waiting for the next batch)
+            owner._ops.clear()
+            sent = b""
         for task in owner._tasks:  # the owner dies: no more writes, no lease renewed
             task.cancel()
         body = await read_all(reader_side, run, 0)

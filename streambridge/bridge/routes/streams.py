@@ -75,6 +75,7 @@ class StreamRoute(Mounted):
             framing=framing,
             skip_named=framing == "sse" and self.surface.unnumbered_named_frames,
             chat_id=thread_id or "" if self.surface.resume_path is not None else "",
+            fidelity=self.route.fidelity,
         )
         return await state.runlog.begin(info)
 

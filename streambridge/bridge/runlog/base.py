@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 import msgspec
 
 from ... import codecs
+from ...codecs.fidelity import Fidelity
 from ...codecs.framing import Framing
 from ...events import RunStart
 from ..faults import terminal_for
@@ -35,6 +36,7 @@ class RunInfo(msgspec.Struct, frozen=True):
     framing: Framing
     skip_named: bool = False
     chat_id: str = ""  # the chat it answers, for protocols that resume by chat id
+    fidelity: Fidelity = "exact"  # the route's: a terminal written for the run is written alike
     finished: bool = False  # (as read back: its end is logged)
 
     def numbering(self) -> Numbering:
@@ -127,6 +129,6 @@ def identity(headers: Mapping[str, str], owner_header: str | None) -> str:
 def closing_terminal(info: RunInfo, code: str) -> bytes:
     """The terminal for a run whose own end will never be logged, in its client's protocol (a
     fresh encoder after a run start, so it writes the terminal alone)."""
-    encoder = codecs.get(info.target).encoder(info.framing)
+    encoder = codecs.get(info.target).encoder(info.framing, fidelity=info.fidelity)
     encoder.encode([RunStart(run_id=info.run_id)])
     return encoder.encode([terminal_for(code)])

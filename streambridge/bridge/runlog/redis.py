@@ -342,18 +342,25 @@ class RedisRunLog(RunLog):
             leased, known, last = await pipe.execute()
         except (RedisError, OSError):
             return closing_terminal(info, "run_log_unavailable")
-        if not known or not last:
+        if not known:
             return closing_terminal(info, "run_log_unavailable")  # expired, or Redis lost it
         if leased:
             return None
-        prev_hi = int(last[0][1].get(b"k", b"0 0 0").split()[1])
+        # (no entry yet: the owner died before its first batch reached Redis; its run is lost all the same)
+        prev_hi = int(last[0][1].get(b"k", b"0 0 0").split()[1]) if last else 0
         fields: _Fields = {
             b"c": closing_terminal(info, "run_lost"),
             b"k": b"%d %d %d" % (FINAL, FINAL, prev_hi),
             b"e": b"1",
         }
-        with contextlib.suppress(ResponseError):  # the owner, or another reader, ended it first
-            await self.redis.xadd(log_key, fields, id=_END_ID, nomkstream=True)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.xadd(log_key, fields, id=_END_ID)
+        pipe.pexpire(log_key, self.ttl_ms)
+        try:
+            ended, _ = await pipe.execute(raise_on_error=False)
+        except (RedisError, OSError):
+            return closing_terminal(info, "run_log_unavailable")
+        if not isinstance(ended, ResponseError):  # (else the owner, or another reader, ended it first)
             log_event(logging.WARNING, "run_reaped", run=info.run_id, owner=info.instance)
         return None
 

@@ -413,6 +413,11 @@ class Encoder:
         if not native and amend:
             parts.append(self._carry(event, 0, line_id))
 
+    #: what a native backend of this protocol never tells its client (the hosting dialect's tool
+    #: calls and reasoning): at ``client`` fidelity left out, not made data parts. (A terminal's
+    #: own frame says it; the structure events shape a stream only: neither is ever a data part.)
+    unsaid: ClassVar[frozenset[type[Event]]] = frozenset()
+
     #: where a carrier may ride on this protocol's frames (codecs/riding.py); None: nowhere
     ride_slot: ClassVar[bytes | None] = None
 
@@ -438,7 +443,7 @@ class Encoder:
         parts.extend(covered)
         if payloads and not self._loses_message(event):
             self._emit_all(parts, payloads, line_id)
-        elif type(event) not in STRUCTURE and type(event) is not Terminal:  # (a terminal: its frame said it)
+        elif type(event) not in STRUCTURE and type(event) is not Terminal and type(event) not in self.unsaid:
             self._emit_all(parts, [self._client_part(event)], line_id)
 
     def _loses_message(self, event: Event) -> bool:

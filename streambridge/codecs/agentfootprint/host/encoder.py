@@ -22,10 +22,15 @@ from ....events import (
     DataPart,
     Event,
     Failure,
+    ReasoningDelta,
     RunStart,
     Terminal,
     TextDelta,
     ToolCall,
+    ToolDenied,
+    ToolError,
+    ToolOutput,
+    ToolProgress,
 )
 from ...carrier import as_received
 from ...encoder import ARTIFACT_FIELDS, Encoder, field_defaults, handles
@@ -49,6 +54,8 @@ class HostEncoder(Encoder):
     codec = NAME
     default_framing = "sse"
     _terminal_says_text = True  # complete.output: a non-streamed answer needs no chunk
+    #: a host streams its answer's text only: how it was reached stays on the server
+    unsaid = frozenset((ReasoningDelta, ToolCall, ToolOutput, ToolProgress, ToolError, ToolDenied))
 
     def __init__(self, framing: Framing | None = None) -> None:
         super().__init__(framing)

@@ -15,6 +15,7 @@ and from every other (at exact fidelity), though its producer orders members its
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 from collections.abc import Callable
@@ -51,9 +52,9 @@ def runs() -> Runs:
     return made
 
 
-def run_node(node: str, script: str, batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def run_node(node: str, script: str, batch: list[dict[str, Any]], *flags: str) -> list[dict[str, Any]]:
     done = subprocess.run(
-        [node, script], cwd=CONFORMANCE, input=json.dumps(batch).encode(), capture_output=True, timeout=300
+        [node, script, *flags], cwd=CONFORMANCE, input=json.dumps(batch).encode(), capture_output=True, timeout=300
     )
     if done.returncode != 0:
         pytest.fail(f"{script} failed ({done.returncode}):\n{done.stderr.decode()}", pytrace=False)
@@ -107,7 +108,7 @@ def test_use_chat_builds_from_an_ag_ui_agent_the_message_of_its_native_ai_sdk_st
                 failures.append(
                     (scenario, release, ours["errors"], ui_parts(ours["message"]), ui_parts(native["message"]))
                 )
-    assert failures == []
+    assert failures == [], "\n".join(map(repr, failures))
 
 
 def test_an_ag_ui_client_builds_from_an_ai_sdk_backend_the_messages_of_its_native_stream(node: str, runs: Runs) -> None:
@@ -127,7 +128,7 @@ def test_an_ag_ui_client_builds_from_an_ai_sdk_backend_the_messages_of_its_nativ
             failures.append(
                 (scenario, ours.get("error"), ours["warnings"], ag_ui_messages(ours), ag_ui_messages(native))
             )
-    assert failures == []
+    assert failures == [], "\n".join(map(repr, failures))
 
 
 def frames_of(body: bytes) -> list[bytes]:
@@ -173,4 +174,50 @@ def test_native_streams_come_back_byte_for_byte_through_every_codec(runs: Runs) 
                 back = b"".join(translate([out], target, source))
                 if back != native:
                     failures.append((scenario, source, target))
-    assert failures == []
+    assert failures == [], "\n".join(map(repr, failures))
+
+
+def as_nest_shows(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A message as the published nest client (0.5.5) says it: every tool part with its call's
+    ``toolMetadata.toolKind``, and a call waiting for approval as an ``action`` call with its
+    input and no output (that client has no approval state: docs/mapping.md)."""
+    shown = []
+    for part in parts:
+        if part["type"].startswith("tool-"):
+            waits = part["state"] == "approval-requested"
+            part = {k: v for k, v in part.items() if k != "approval"}
+            part["toolMetadata"] = {"toolKind": "action" if waits else "read"}
+            if waits:
+                part["state"] = "input-available"
+        shown.append(part)
+    return shown
+
+
+def test_the_nest_client_builds_from_an_ai_sdk_or_ag_ui_agent_the_message_use_chat_builds_natively(
+    node: str, runs: Runs
+) -> None:
+    """The published nest React transport (``@dudousxd/nestjs-agent-react``) turns nest SSE into
+    AI SDK chunks and ``readUIMessageStream`` folds them: in front of either native agent it
+    builds the message ``useChat`` (ai 7) builds from that agent's own AI SDK stream, as nest
+    says it (:func:`as_nest_shows`)."""
+    kinds = [(scenario, source) for scenario in SCENARIOS for source in ("ai-sdk", "ag-ui")]
+    bodies = [b"".join(translate([runs[s][source]], source, "nest", fidelity="client")) for s, source in kinds]
+    batch = [{"base64": base64.b64encode(body).decode()} for body in bodies]
+    folded = run_node(node, "nest-client.mjs", batch, "--batch")
+    natives = {
+        r["name"].split("|")[0]: r
+        for r in run_node(
+            node,
+            "ai-sdk-check.mjs",
+            [
+                {"name": f"{scenario}|native", "version": 7, "body": runs[scenario]["ai-sdk"].decode()}
+                for scenario in SCENARIOS
+            ],
+        )
+    }
+    failures = []
+    for (scenario, source), ours in zip(kinds, folded, strict=True):
+        want = as_nest_shows(ui_parts(natives[scenario]["message"]))
+        if ours["errors"] or ours["schemaErrors"] or ui_parts(ours["message"]) != want:
+            failures.append((scenario, source, ours["errors"], ours["schemaErrors"], ui_parts(ours["message"]), want))
+    assert failures == [], "\n".join(map(repr, failures))

@@ -145,10 +145,34 @@ class NestEncoder(BracketWriter, Encoder):
         self._tool_in_step = False
         self._cancelled_frame = b'{"kind":"cancelled"}'
         self._approvals: set[str] = set()  # calls that went through newer approval frames
+        self._held_call: ToolCall | None = None  # (client fidelity) a call that may wait for approval
         self._steps: StepJudge[Event | None] = StepJudge()  # what a reader will see
         self._text_head = self._head + b'{"kind":"text","text":'
         self._reasoning_head = self._head + b'{"kind":"reasoning","text":'
         self._text_tail = b"}" + self._tail
+
+    def write_event(self, event: Event, parts: list[bytes]) -> None:
+        """At ``client`` fidelity a call whose source named no tool kind waits for the next event:
+        one asking approval for it makes it an ``action`` call, as a nest server marks the calls
+        it holds for approval (the published client knows no other sign of one). Message
+        metadata, which says nothing of the call, goes first."""
+        held = self._held_call
+        if held is not None and type(event) is not MessageMetadata:
+            self._held_call = None
+            if type(event) is ToolApprovalRequest and event.call_id == held.call_id:
+                held = msgspec.structs.replace(held, tool_kind="action")
+            super().write_event(held, parts)
+        if (
+            type(event) is ToolCall
+            and self.fidelity == "client"
+            and event.tool_kind is UNSET
+            and not event.synthetic
+            and not self._terminated
+        ):
+            self._held_call = event
+            self._text_ready = False  # (no delta may pass it on the fast path)
+            return
+        super().write_event(event, parts)
 
     # -- framing helpers -----------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from streambridge import codecs, translate
+from streambridge.codecs.riding import NEST_SLOT, ridden
 from streambridge.events import DataPart
 
 from .native_producers import SCENARIOS, native_streams
@@ -221,3 +222,29 @@ def test_the_nest_client_builds_from_an_ai_sdk_or_ag_ui_agent_the_message_use_ch
         if ours["errors"] or ours["schemaErrors"] or ui_parts(ours["message"]) != want:
             failures.append((scenario, source, ours["errors"], ours["schemaErrors"], ui_parts(ours["message"]), want))
     assert failures == [], "\n".join(map(repr, failures))
+
+
+def without_riders(body: bytes) -> bytes:
+    """``body`` with every carrier riding on a nest frame taken off it (codecs/riding.py)."""
+    frames = []
+    for frame in frames_of(body):
+        head, _, data = frame.rstrip(b"\n").rpartition(b"data: ")
+        carried = ridden(data, NEST_SLOT)
+        frames.append(head + b"data: " + (carried[1] if carried else data) + b"\n\n")
+    return b"".join(frames)
+
+
+def test_the_nest_client_passes_over_a_carrier_riding_on_a_frame(node: str, runs: Runs) -> None:
+    """At ``exact`` a carrier rides on the nest frame it describes, in a ``streambridge`` member:
+    the published client builds the same chunks and message as from the frames without it."""
+    bodies = [
+        b"".join(translate([runs[scenario][source]], source, "nest"))
+        for scenario in SCENARIOS
+        for source in ("ai-sdk", "ag-ui")
+    ]
+    assert sum(body.count(NEST_SLOT) for body in bodies) > 20  # (what is shown)
+    batch = [{"base64": base64.b64encode(b).decode()} for body in bodies for b in (body, without_riders(body))]
+    folded = run_node(node, "nest-client.mjs", batch, "--batch")
+    for riding, bare in zip(folded[::2], folded[1::2], strict=True):
+        assert riding["errors"] == riding["schemaErrors"] == []
+        assert (riding["chunks"], riding["message"]) == (bare["chunks"], bare["message"])

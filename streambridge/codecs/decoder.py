@@ -443,7 +443,7 @@ class Decoder:
         """The event of a carrier riding on this frame in its protocol's ``slot``
         (codecs/riding.py), the frame without it read for the state the codec keeps (as a
         covered frame is); None when none rides on it."""
-        if not frame.data.endswith(b"}}}"):
+        if not frame.data.endswith(b"}}"):  # (the least any slot closes with)
             return None
         carried = ridden(frame.data, slot)
         if carried is None:

@@ -3,35 +3,44 @@
 At ``exact`` fidelity an event its frame cannot say whole (an AG-UI event's timestamp, a field
 the target has no member for) needs its carrier. Where the frame has a member meant for what a
 producer translated it from (AI SDK chunks' ``providerMetadata``, AG-UI events' ``rawEvent``),
-the carrier goes there, under ``streambridge``, instead of in a frame of its own: the stream has
-no extra frame. It is always the frame's last member, so the frame as it stood without it is
+or a member its published client is shown to pass over (nest's), the carrier goes there, under
+``streambridge``, instead of in a frame of its own: the stream has no extra frame. It is always the frame's last member, so the frame as it stood without it is
 the bytes before it, and its protocol's decoder reads the carrier back from there."""
 
 from __future__ import annotations
 
-__all__ = ["AG_UI_SLOT", "AI_SDK_SLOT", "ridden", "ride"]
+__all__ = ["AG_UI_SLOT", "AI_SDK_SLOT", "NEST_SLOT", "ridden", "ride"]
 
-#: how a riding carrier's member starts in each protocol; the carrier's members follow, then ``}}}``
+#: how a riding carrier's member starts in each protocol; the carrier's members follow, then
+#: one ``}`` per brace the slot opened and the frame's own
 AI_SDK_SLOT = b',"providerMetadata":{"streambridge":{'
 AG_UI_SLOT = b',"rawEvent":{"streambridge":{'
+#: nest has no member for foreign detail; its published client reads the members it knows of
+#: each kind and passes over the rest (tests/test_conformance_nest.py), so the carrier is one
+NEST_SLOT = b',"streambridge":{'
+
+
+def _closing(slot: bytes) -> bytes:
+    return b"}" * (slot.count(b"{") + 1)
 
 
 def ride(frame: bytes, carrier_members: bytes, slot: bytes) -> bytes:
     """``frame`` (a JSON object without the slot's member) carrying a carrier's members."""
-    return frame[:-1] + slot + carrier_members + b"}}}"
+    return frame[:-1] + slot + carrier_members + _closing(slot)
 
 
 def ridden(data: bytes, slot: bytes) -> tuple[bytes, bytes] | None:
     """A frame that carries a carrier: (the carrier as a JSON object, the frame without it)."""
-    if not data.endswith(b"}}}"):
+    closing = _closing(slot)
+    if not data.endswith(closing):
         return None
     at = data.rfind(slot)
     if at == -1:
         return None
-    return b"{" + data[at + len(slot) : -3] + b"}", data[:at] + b"}"
+    return b"{" + data[at + len(slot) : -len(closing)] + b"}", data[:at] + b"}"
 
 
 def rides_on(frame: bytes, slot: bytes) -> bool:
-    """Whether a carrier may ride on ``frame``: a JSON object with a type, whose source said no
-    member of the slot's name itself (that member stays as the source wrote it)."""
-    return frame.startswith(b'{"type":"') and slot[1 : slot.index(b":")] not in frame
+    """Whether a carrier may ride on ``frame``: a JSON object with its tag first, whose source
+    said no member of the slot's name itself (that member stays as the source wrote it)."""
+    return frame.startswith((b'{"type":"', b'{"kind":"')) and slot[1 : slot.index(b":")] not in frame

@@ -36,6 +36,7 @@ from ..decoder import DecoderOptions, Members, reads, reads_one
 from ..envelope import decode_envelope, decode_known, raw_str, splice_extra, split_extra
 from ..errors import FrameProblem
 from ..framing import Frame, Framing
+from ..riding import NEST_SLOT
 from ..sinks import EventSink
 from ..steps import BracketReader
 from ..synthetic import is_derived, read_call
@@ -182,7 +183,11 @@ class NestDecoder(BracketReader):
         return Terminal(status=status, failure=canonical_failure(status, failure))
 
     def _slow(self, data: bytes, frame: Frame) -> list[Event]:
-        """Unknown kinds, unknown fields, carriers, or invalid values."""
+        """Unknown kinds, unknown fields, carriers (riding on a frame, or one of their own), or
+        invalid values."""
+        carried = self._riding(frame, NEST_SLOT) if data is frame.data else None
+        if carried is not None:
+            return carried
         envelope = decode_envelope(data, frame)
         kind = raw_str(envelope.get("kind"))
         if kind is None:

@@ -37,6 +37,7 @@ from ..carrier import Payload, as_received
 from ..encoder import Encoder, handles
 from ..envelope import input_of, splice_extra
 from ..framing import Framing
+from ..riding import NEST_SLOT
 from ..steps import BracketWriter, StepJudge
 from ..synthetic import invented_call, invented_start
 from ..terminals import DEFAULT_MESSAGES, STATUS_CODES, canonical_failure, says_only_outcome, status_for_code
@@ -136,6 +137,7 @@ class NestEncoder(BracketWriter, Encoder):
     writes_everywhere = frozenset({"message_id", "synthetic", "extra"})
     artifact_parts = True  # a refusal; an artifact presented is a ``ui`` frame
     _says_input_start = True
+    ride_slot = NEST_SLOT  # a member the published client passes over (codecs/riding.py)
 
     def __init__(self, framing: Framing | None = None, *, sequence_ids: bool = False) -> None:
         super().__init__(framing)

@@ -157,6 +157,7 @@ class AiSdkEncoder(BracketWriter, Encoder):
         return payload, len(allowed) == len(e.extra)
 
     ride_slot = AI_SDK_SLOT  # a chunk with providerMetadata carries its event there (codecs/riding.py)
+    rides_forward = True
 
     def _has_slot(self, frame: bytes) -> bool:
         """Text and reasoning parts, tool inputs, sources, files: the types whose
@@ -219,7 +220,7 @@ class AiSdkEncoder(BracketWriter, Encoder):
             self._held_finish = None
             if type(e) is Terminal and self._fails_in_step(e, held):
                 self._open_step(parts)  # a step's end says a step was open
-                self._reader(Terminal, parts)
+                self._reader(StepFinish, parts)  # (what its reader meets next: the error waits for its finish)
                 self._failed_step(e, parts)
                 return
             self._step_finish(held, parts)

@@ -150,11 +150,31 @@ def test_content_of_a_message_never_started_gets_its_start() -> None:
 
 
 def test_messages_calls_and_steps_left_open_are_closed_before_run_finished() -> None:
-    events = [START, StepStart(), TextStart(part_id="p1"), ToolInputStart(call_id="c1", name="search"), Terminal()]
+    plan = StepStart(extra={"ag-ui.stepName": Raw(b'"plan"')})
+    events = [START, plan, TextStart(part_id="p1"), ToolInputStart(call_id="c1", name="search"), Terminal()]
     out = encode("ag-ui", events)
     verify_events(out)
     assert types(out)[-4:] == ["TEXT_MESSAGE_END", "TOOL_CALL_END", "STEP_FINISHED", "RUN_FINISHED"]
     assert canonical(decode("ag-ui", out)) == canonical([*events[:-1], Terminal(text="")])
+
+
+def test_a_step_the_source_named_none_rides_forward_on_the_next_event_and_comes_back() -> None:
+    """AG-UI steps are labels: a model call's unnamed bracket gets no frame with a name this
+    encoder would invent; at exact it rides in the next event's rawEvent and is read back."""
+    text = [TextStart(part_id="p1"), TextDelta(text="hi", part_id="p1"), TextEnd(part_id="p1")]
+    events = [START, StepStart(), *text, StepFinish(), Terminal()]
+    out = encode("ag-ui", events)
+    verify_events(out)
+    assert types(out) == [
+        "RUN_STARTED",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "RUN_FINISHED",
+    ]
+    assert frames(out)[1]["rawEvent"] == {"streambridge": {"before": [{"type": "step-start"}]}}
+    assert frames(out)[4]["rawEvent"] == {"streambridge": {"before": [{"type": "step-finish"}]}}
+    assert canonical(decode("ag-ui", out)) == canonical([*events[:-1], Terminal(text="hi")])
 
 
 def test_a_failed_run_needs_nothing_closed() -> None:

@@ -17,6 +17,9 @@ from .corpus import FILES, ROOT
 # goldens that show a flaw on purpose: a cut-off stream, unknown kinds, a call left without an
 # outcome (the run parked on its approval was cancelled: SB023, a warning)
 FLAWED = {"truncated", "unknown-kinds", "open-step-at-end"}
+#: scenarios written in one protocol and translated into the others, whose translations keep that
+#: protocol's members it has no field for (``ag-ui.stepName``): clean in their own protocol only
+FOREIGN = {"named-steps": "ag-ui"}
 
 
 def findings(path: Path | str, *args: str, input: bytes | None = None) -> list[dict]:
@@ -37,6 +40,8 @@ def test_golden_transcripts_are_clean(scenario: str, codec: str) -> None:
     result = invoke("validate", path)
     if scenario in FLAWED:
         assert result.exit_code == 1
+    elif FOREIGN.get(scenario, codec) != codec:
+        assert {f["rule"] for f in findings(path)} <= {"SB007"}  # unknown fields, the source's
     else:
         assert result.exit_code == 0, result.stdout
         assert result.stdout.strip().endswith("events)") and ": clean (" in result.stdout

@@ -36,6 +36,7 @@ __all__ = [
     "carrier_decoder",
     "carrier_name",
     "is_id_line",
+    "rider_decoder",
     "verbatim_payloads",
 ]
 
@@ -52,6 +53,17 @@ class _Carrier(msgspec.Struct):
 
 
 carrier_decoder = msgspec.json.Decoder(_Carrier)
+
+
+class _Rider(msgspec.Struct):
+    """A carrier riding on a frame (codecs/riding.py): the events riding forward on it, and
+    whether the frame's own event rides there too (then the carrier's ``event``, else empty)."""
+
+    before: list[Raw] = []
+    event: Raw = Raw()
+
+
+rider_decoder = msgspec.json.Decoder(_Rider)
 
 
 def as_received(part: DataPart) -> bool:

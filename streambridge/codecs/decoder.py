@@ -32,7 +32,7 @@ from ..events import (
     decode_event,
 )
 from .artifacts import PART_NAMES, present_result, read_part
-from .carrier import carrier_decoder
+from .carrier import carrier_decoder, rider_decoder
 from .envelope import envelope_decoder, splice_extra
 from .errors import Diagnostic, FrameProblem, ProblemKind, StreamError, check_utf8, keep
 from .framing import (
@@ -187,6 +187,8 @@ class Decoder:
         self._begun = False  # an event went out (a bad frame before any waits in _early)
         self._early: list[Event] = []
         self._from_carrier = False
+        #: how many of a frame's events rode forward on it (carried), before the frame's own
+        self._carried_first = 0
         self._out: EventSink = []
         self._out_deltas: Callable[[list[str], bool, Sequence[bytes] | None], None] = lambda *run: None
         #: the message id a text wire must carry to be primary text; None when every text wire
@@ -440,17 +442,37 @@ class Decoder:
         return events
 
     def _riding(self, frame: Frame, slot: bytes) -> list[Event] | None:
-        """The event of a carrier riding on this frame in its protocol's ``slot``
-        (codecs/riding.py), the frame without it read for the state the codec keeps (as a
-        covered frame is); None when none rides on it."""
+        """The events of a carrier riding on this frame in its protocol's ``slot``
+        (codecs/riding.py): those riding forward on it, then the frame's own (the carrier's, the
+        frame without it read for the state the codec keeps, as a covered frame is; or the
+        frame's when it says its event itself). None when none rides on it."""
         if not frame.data.endswith(b"}}"):  # (the least any slot closes with)
             return None
         carried = ridden(frame.data, slot)
         if carried is None:
             return None
-        event = self._carrier(carried[0])
-        self._decode_covered(msgspec.structs.replace(frame, data=carried[1]))
-        return [event]
+        body, rest = carried
+        try:
+            rider = rider_decoder.decode(body)
+            before = [decode_event(raw) for raw in rider.before]
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise FrameProblem(f"a streambridge member holding valid events ({exc})") from None
+        without = msgspec.structs.replace(frame, data=rest)
+        self._note_carried(before)  # (before the frame's own, which may depend on them)
+        if rider.event:  # the frame's own event rides too
+            event = self._carrier(body)
+            self._note_carried([event])
+            self._decode_covered(without)
+            return [*before, event]
+        events = self._decode(without)  # the frame says its own event (or is a carrier itself)
+        if not self._from_carrier:
+            self._carried_first = len(before)  # (its own events are read as they stand)
+        self._from_carrier = True
+        return [*before, *events]
+
+    def _note_carried(self, events: list[Event]) -> None:
+        """Events a carrier restored, seen before the frames after them are read (a codec that
+        must know what a carrier said overrides this)."""
 
     def _with_verbatim(self, events: list[Event], members: dict[str, Raw]) -> list[Event]:
         """Attach a frame's members that hold unknown fields to the frame's event (its last)."""
@@ -552,9 +574,21 @@ class Decoder:
             self._covering, self._cover_next = self._cover_next, 0
         if self._held is not None:
             self._amend_or_release(events, out)
+        if self._carried_first:  # events rode forward on a frame that says its own itself
+            self._push_riders(events, out)
+            return
         if events and type(events[-1]) is RunStart and not self._from_carrier:
             self._held = events.pop()  # held until the next frame: a carrier may amend it
         for event in events:
+            self._push(event, out)
+
+    def _push_riders(self, events: list[Event], out: EventSink) -> None:
+        """The events that rode forward on a frame, as carried ones, then the frame's own."""
+        count, self._carried_first = self._carried_first, 0
+        for event in events[:count]:
+            self._push(event, out)
+        self._from_carrier = False
+        for event in events[count:]:
             self._push(event, out)
 
     def _amend_or_release(self, events: list[Event], out: EventSink) -> None:
@@ -617,9 +651,9 @@ class Decoder:
 
 def _with_whole_text(events: list[Event]) -> None:
     """A carried terminal whose answer came whole: put the delta it was made from before it."""
-    end = events[0]
+    end = events[-1]  # (after any events that rode forward on its frame)
     assert type(end) is Terminal and isinstance(end.text, str)  # (what sets _whole says so)
-    events.insert(0, TextDelta(text=end.text, synthetic=True))
+    events.insert(len(events) - 1, TextDelta(text=end.text, synthetic=True))
 
 
 def _stamp_ids(events: list[Event], frame_id: str) -> None:

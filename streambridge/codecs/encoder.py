@@ -26,6 +26,7 @@ from ..events import (
     ToolInputDelta,
     ToolInputStart,
     ToolOutput,
+    encode_event,
 )
 from .artifacts import part_body, part_name
 from .carrier import BARE_STRUCTURE, NEEDS_CARE, Payload, carrier_body, carrier_name, is_id_line, verbatim_payloads
@@ -37,7 +38,7 @@ from .framing import (
     ndjson_frame,
     sse_frame,
 )
-from .riding import ride, rides_on
+from .riding import before_members, ride, rides_on
 from .sinks import append_deltas
 from .synthetic import announcement, derived_id, invented_call
 from .terminals import truncation_terminal, wire_terminal
@@ -195,6 +196,7 @@ class Encoder:
         self._bare_carriers: dict[tuple[type, bool, int], bytes] = {}
         self._whole_text: list[Event] = []  # text a decoder made from its source's terminal
         self._covered: list[bytes] = []  # the frames of that text, rendered by the terminal
+        self._riders: list[Event] = []  # events waiting to ride on the next frame
         #: what the output promises (see :mod:`.fidelity`); set before the first event
         self.fidelity: Fidelity = "exact"
         self.dropped = 0
@@ -397,21 +399,29 @@ class Encoder:
             self._put_for_client(parts, event, payloads, covered, line_id)
             return
         if not native and not amend:
-            rides = self.ride_slot is not None and len(payloads) == 1 and not covered
-            ridden = self._ride(event, payloads[0], line_id) if rides else None
-            if ridden is not None:  # the carrier rides on the event's own frame
-                payloads, native = [ridden], True
-            else:
-                parts.append(self._carry(event, len(covered) + len(payloads), line_id, whole=bool(covered)))
-                parts.extend(covered)
-                line_id = ""
+            if not payloads and not covered and self._rides_forward(event, line_id):
+                return
+            payloads, native, line_id = self._with_carrier(parts, event, payloads, covered, line_id)
         frame_id = "" if amend and not native else line_id  # an amending carrier says the id
         if len(payloads) == 1 and type(payloads[0]) is bytes:  # nearly every event: one unnamed frame
             parts.append(self._emit(payloads[0], "", frame_id))
         else:
             self._emit_all(parts, payloads, frame_id)
-        if not native and amend:
+        if not native and amend and not self._rides_forward(event, line_id):
             parts.append(self._carry(event, 0, line_id))
+
+    def _with_carrier(
+        self, parts: list[bytes], event: Event, payloads: list[Payload], covered: list[bytes], line_id: str
+    ) -> tuple[list[Payload], bool, str]:
+        """An event's carrier: riding on the event's one frame (then it is native), else a frame
+        of its own before the frames it covers, which takes the event's ``id:`` line."""
+        rides = self.ride_slot is not None and len(payloads) == 1 and not covered
+        ridden = self._ride(event, payloads[0], line_id) if rides else None
+        if ridden is not None:
+            return [ridden], True, line_id
+        parts.append(self._carry(event, len(covered) + len(payloads), line_id, whole=bool(covered)))
+        parts.extend(covered)
+        return payloads, False, ""
 
     #: what a native backend of this protocol never tells its client (the hosting dialect's tool
     #: calls and reasoning): at ``client`` fidelity left out, not made data parts. (A terminal's
@@ -428,7 +438,41 @@ class Encoder:
         slot = self.ride_slot
         if slot is None or type(payload) is not bytes or not rides_on(payload, slot) or not self._has_slot(payload):
             return None
-        return ride(payload, carrier_body(event, 0, keep_id=not line_id), slot)
+        body = carrier_body(event, 0, keep_id=not line_id)
+        if self._riders and not line_id:  # (else they go before it: see _board)
+            body = before_members(self._take_riders()) + b"," + body
+        return ride(payload, body, slot)
+
+    #: an event with no frame of its own rides forward on the next frame that has the slot,
+    #: instead of taking a carrier frame of its own (codecs/riding.py)
+    rides_forward: ClassVar[bool] = False
+
+    def _rides_forward(self, event: Event, line_id: str) -> bool:
+        """Whether the carrier of an event with no frame here waits to ride on the next frame:
+        one a live client is not shown (:meth:`_shown`; what it is shown keeps a frame of its
+        own, as at ``client`` fidelity), whose id needs no ``id:`` line of a frame of its own."""
+        if not self.rides_forward or line_id or self._shown(event):
+            return False
+        self._riders.append(event)
+        self._text_ready = False  # (the next frame takes it, so no delta may pass on the fast path)
+        return True
+
+    def _take_riders(self) -> list[bytes]:
+        """The waiting riders' events as JSON, none waiting after."""
+        riders, self._riders = self._riders, []
+        return [encode_event(event) for event in riders]
+
+    def _board(self, payload: bytes, name: str, event_id: str) -> bytes:
+        """A frame with the waiting riders on it when it has the slot and no ``id:`` line of
+        its own (which the riders' events would take for theirs); else their carrier frames
+        before it, in order."""
+        slot = self.ride_slot
+        assert slot is not None  # (only a protocol with a slot keeps riders)
+        if not name and not event_id and rides_on(payload, slot) and self._has_slot(payload):
+            return self._emit(ride(payload, before_members(self._take_riders()), slot), name, event_id)
+        riders, self._riders = self._riders, []
+        alone = [self._carry(event) for event in riders]
+        return b"".join(alone) + self._emit(payload, name, event_id)
 
     def _has_slot(self, frame: bytes) -> bool:
         """Whether this frame's type has the ride slot (every one, unless the protocol says)."""
@@ -443,8 +487,13 @@ class Encoder:
         parts.extend(covered)
         if payloads and not self._loses_message(event):
             self._emit_all(parts, payloads, line_id)
-        elif type(event) not in STRUCTURE and type(event) is not Terminal and type(event) not in self.unsaid:
+        elif self._shown(event):
             self._emit_all(parts, [self._client_part(event)], line_id)
+
+    def _shown(self, event: Event) -> bool:
+        """Whether a live client is shown an event that has no frame here, as a data part: not
+        one that only shapes the stream, a terminal (its own frame says it) or an unsaid one."""
+        return type(event) not in STRUCTURE and type(event) is not Terminal and type(event) not in self.unsaid
 
     def _loses_message(self, event: Event) -> bool:
         """Whether the event's own frame would say another message's content as the answer's
@@ -476,6 +525,8 @@ class Encoder:
 
     def _emit(self, payload: bytes, name: str, event_id: str = "") -> bytes:
         """One framed frame, after its ``id:`` line when it has an id (an encoder numbering frames does so here)."""
+        if self._riders:
+            return self._board(payload, name, event_id)
         if not name and not event_id and self._sse and b"\n" not in payload and b"\r" not in payload:
             return b"data: " + payload + b"\n\n"
         return self._frame(payload, name, event_id)
@@ -520,9 +571,11 @@ class Encoder:
                 self._handle(delta, parts)
             return
         frames: list[bytes] = []
+        riders, self._riders = self._riders, []  # (they ride on the terminal's carrier, before these)
         for delta in held:
             self._handle(msgspec.structs.replace(delta, synthetic=False), frames)
         self._covered = frames
+        self._riders = riders + self._riders
 
     def write_event(self, event: Event, parts: list[bytes]) -> None:
         """Encode one event through its handler (what every event but a fast text delta takes)."""
@@ -548,7 +601,7 @@ class Encoder:
             self._terminated = True
             self._text_ready = False
             return
-        self._text_ready = self._plain_text_ok()
+        self._text_ready = self._plain_text_ok() and not self._riders
 
     def _cared(self, event: Event, parts: list[bytes]) -> Event:
         """What every protocol does before its handler sees an event of :data:`NEEDS_CARE`:

@@ -4,12 +4,17 @@ At ``exact`` fidelity an event its frame cannot say whole (an AG-UI event's time
 the target has no member for) needs its carrier. Where the frame has a member meant for what a
 producer translated it from (AI SDK chunks' ``providerMetadata``, AG-UI events' ``rawEvent``),
 or a member its published client is shown to pass over (nest's), the carrier goes there, under
-``streambridge``, instead of in a frame of its own: the stream has no extra frame. It is always the frame's last member, so the frame as it stood without it is
-the bytes before it, and its protocol's decoder reads the carrier back from there."""
+``streambridge``, instead of in a frame of its own: the stream has no extra frame. It is always
+the frame's last member, so the frame as it stood without it is the bytes before it, and its
+protocol's decoder reads the carrier back from there.
+
+An event with no frame of its own (a step bracket AG-UI has no frame for, an AI SDK message's
+metadata in AG-UI) rides *forward*: on the next frame that has the slot, in a ``before`` list
+that its decoder reads before that frame's own event (see ``Encoder._board``)."""
 
 from __future__ import annotations
 
-__all__ = ["AG_UI_SLOT", "AI_SDK_SLOT", "NEST_SLOT", "ridden", "ride"]
+__all__ = ["AG_UI_SLOT", "AI_SDK_SLOT", "NEST_SLOT", "before_members", "ridden", "ride", "rides_on"]
 
 #: how a riding carrier's member starts in each protocol; the carrier's members follow, then
 #: one ``}`` per brace the slot opened and the frame's own
@@ -44,3 +49,8 @@ def rides_on(frame: bytes, slot: bytes) -> bool:
     """Whether a carrier may ride on ``frame``: a JSON object with its tag first, whose source
     said no member of the slot's name itself (that member stays as the source wrote it)."""
     return frame.startswith((b'{"type":"', b'{"kind":"')) and slot[1 : slot.index(b":")] not in frame
+
+
+def before_members(events: list[bytes]) -> bytes:
+    """The members of a carrier that say the events (JSON each) riding forward on its frame."""
+    return b'"before":[' + b",".join(events) + b"]"

@@ -2,7 +2,8 @@
 
 What an encoder invents reads back as invented, as in ai-sdk: text and reasoning messages with
 the ids it numbers (``sb-text-<n>``, ``sb-reasoning-<n>``) are the primary text (their starts
-and ends are no events), result messages ``sb-result-<n>`` and steps ``sb-step-<n>`` say no id,
+and ends are no events), result messages ``sb-result-<n>`` say no id (every step frame has its
+source's name: an unnamed step rides on another frame),
 a tool call named ``unknown`` with no arguments is an invented announcement. Chunks
 (``TEXT_MESSAGE_CHUNK``, ``TOOL_CALL_CHUNK``, ``REASONING_MESSAGE_CHUNK``) expand as AG-UI 1.0
 §4.3 says; ``THINKING_TEXT_MESSAGE_*`` (0.x) is read as reasoning. Events the model has no
@@ -44,7 +45,7 @@ from ..framing import Frame, Framing
 from ..riding import AG_UI_SLOT
 from ..sinks import EventSink
 from ..synthetic import read_call
-from .readings import interrupt_id, read_arguments, read_interrupt, read_outcome, read_run_error, read_start, step_name
+from .readings import interrupt_id, read_arguments, read_interrupt, read_outcome, read_run_error, read_start
 from .wire import (
     CARRIER_NAME,
     EVENTS,
@@ -129,7 +130,7 @@ class AgUiDecoder(Decoder):
     def __init__(self, framing: Framing | None = None, **options: Unpack[DecoderOptions]) -> None:
         super().__init__(framing, **options)
         self._ids: tuple[str, str] | None = None  # (thread, run) of RUN_STARTED
-        self._counts = {"text": 0, "reasoning": 0, "result": 0, "step": 0}
+        self._counts = {"text": 0, "reasoning": 0, "result": 0}
         self._invented: dict[str, str | None] = {"text": None, "reasoning": None}
         self._steps: list[str] = []  # open step names, in opening order
         self._open: dict[str, _Call] = {}  # open tool calls
@@ -277,10 +278,8 @@ class AgUiDecoder(Decoder):
 
     @reads(StepStartedW)
     def _on_step_started(self, w: StepStartedW, extra: Members) -> list[Event]:
-        self._counts["step"] += 1
-        self._steps.append(w.step_name)
-        start = StepStart() if w.step_name == step_name(self._counts["step"]) else _named(StepStart(), w.step_name)
-        return with_extra(start, extra)
+        self._steps.append(w.step_name)  # (an unnamed step has no frame: see the encoder's _step)
+        return with_extra(_named(StepStart(), w.step_name), extra)
 
     @reads(StepFinishedW)
     def _on_step_finished(self, w: StepFinishedW, extra: Members) -> list[Event]:
@@ -298,8 +297,7 @@ class AgUiDecoder(Decoder):
             except FrameProblem:
                 pass
             else:
-                if type(event) is ToolApprovalRequest or type(event) is Elicitation:
-                    self._stops.add(interrupt_id(event))
+                self._note_carried([event])
                 return [event]
         if w.name.startswith("streambridge.data-artifact") and not extra:
             artifact = self._artifact_part(w.name[len("streambridge.") :], {"data": w.value})
@@ -308,6 +306,13 @@ class AgUiDecoder(Decoder):
         if custom_is_data(w.name, w.value):
             return with_extra(DataPart(name=w.name, origin=self.codec, data=w.value), extra)
         return [self._unknown("CUSTOM", self._current)]  # (kept whole: its value reads otherwise)
+
+    def _note_carried(self, events: list[Event]) -> None:
+        """A carried approval or elicitation is said: the outcome's interrupt about it is not
+        read as a second one."""
+        for event in events:
+            if type(event) is ToolApprovalRequest or type(event) is Elicitation:
+                self._stops.add(interrupt_id(event))
 
     @reads(RunStartedW)
     def _on_run_started(self, w: RunStartedW, extra: Members) -> list[Event]:

@@ -13,13 +13,14 @@ Ordering repair, all of it read back by the decoder as invented (no carrier desc
   (``TOOL_CALL_END``) once; outcomes of calls never announced get an announcement first (a call
   named ``unknown`` with no arguments); a call's arguments after its end, a second start, or
   an end of a call that is not open go in carriers only;
-* steps are named ``sb-step-<n>`` (a source's own name is kept), finished at most once;
+* a step the source named is written with its name, finished at most once; one it did not name
+  gets no frame (it rides forward on the next event's ``rawEvent``);
 * ``RUN_FINISHED`` comes after every message, tool call and step is closed (the closing frames of
   the source's own items are covered by the terminal's carrier); ``RUN_ERROR`` needs none;
   nothing follows the terminal.
 
-What AG-UI has no place for rides on its event's ``rawEvent`` (codecs/riding.py) or, for an
-event with no frame of its own, travels in ``CUSTOM {name: "streambridge.carrier", value: {name,
+What AG-UI has no place for rides on its event's ``rawEvent`` (codecs/riding.py), an event with
+no frame of its own that a client is not shown rides forward on the next one's, and the rest travel in ``CUSTOM {name: "streambridge.carrier", value: {name,
 covers?, event}}`` events, which AG-UI consumers ignore (``CUSTOM`` is legal anywhere in a run).
 """
 
@@ -75,7 +76,6 @@ from .readings import (
     read_outcome,
     read_run_error,
     read_start,
-    step_name,
 )
 from .wire import CARRIER_NAME, KEPT, PREFIX, kept
 
@@ -136,7 +136,7 @@ class AgUiEncoder(Encoder):
     def __init__(self, framing: Framing | None = None) -> None:
         super().__init__(framing)
         self._ids = (b"", b"")  # the run's (threadId, runId) as JSON
-        self._counts = {"text": 0, "reasoning": 0, "result": 0, "step": 0}
+        self._counts = {"text": 0, "reasoning": 0, "result": 0}
         self._invented: dict[str, str | None] = {"text": None, "reasoning": None}
         self._real: dict[str, list[str]] = {"text": [], "reasoning": []}  # the source's open messages
         self._steps: list[str] = []  # open step names
@@ -196,9 +196,10 @@ class AgUiEncoder(Encoder):
 
     @handles(StepStart, StepFinish, writes=())
     def _step(self, e: StepStart | StepFinish, parts: list[bytes]) -> None:
-        """A step of the source; a synthetic one (a bracket a decoder implied) is not written:
-        AG-UI steps are labels, which no client needs. For a live client neither is a step
-        whose source named none (a model call's bracket: only a name this encoder invents)."""
+        """A step the source named; a synthetic one (a bracket a decoder implied) is not
+        written: AG-UI steps are labels, which no client needs. Nor is a step whose source
+        named none (a model call's bracket): only a name this encoder would invent. It rides on
+        the next frame at ``exact`` (codecs/riding.py), and is not said at all to a live client."""
         if e.synthetic:
             return
         split = _Split(e, "stepName")
@@ -210,14 +211,11 @@ class AgUiEncoder(Encoder):
             self._carry_only(e, parts)
             return
         if type(e) is StepStart:
-            name = name if name is not None else step_name(self._counts["step"] + 1)
-            if name in self._steps:  # a name already open cannot open again
+            if name is None or name in self._steps:  # unnamed, or a name already open
                 self._carry_only(e, parts)
                 return
-            self._counts["step"] += 1
             self._steps.append(name)
-            native = (name == step_name(self._counts["step"])) == (said is None)
-            kind = b"STEP_STARTED"
+            native, kind = True, b"STEP_STARTED"
         else:
             top = self._steps[-1] if self._steps else None
             name = name if name is not None else top
@@ -604,6 +602,7 @@ class AgUiEncoder(Encoder):
         return self._frame_of(head, split.rest), ok
 
     ride_slot = AG_UI_SLOT  # every event's rawEvent carries its event there (codecs/riding.py)
+    rides_forward = True
 
     def _put_for_client(
         self, parts: list[bytes], event: Event, payloads: list[Payload], covered: list[bytes], line_id: str
@@ -617,6 +616,10 @@ class AgUiEncoder(Encoder):
                 self._metadata.update(members)
                 return
         super()._put_for_client(parts, event, payloads, covered, line_id)
+
+    def _shown(self, event: Event) -> bool:
+        """A message's metadata goes in ``RUN_FINISHED``'s (see :meth:`_put_for_client`)."""
+        return type(event) is not MessageMetadata and super()._shown(event)
 
     def _reads_back(self, outcome: bytes, status: str) -> bool:
         """Whether a kept outcome is read back as kept, for a terminal of this status: one the

@@ -14,7 +14,7 @@ from ...events import Elicitation, Failure, RunStart, RunStatus, ToolApprovalReq
 from ..envelope import json_object, parse_arguments
 from ..synthetic import is_derived, read_call
 from ..terminals import STATUS_CODES, canonical_failure, status_for_code
-from .wire import KEPT, PREFIX
+from .wire import KEPT
 
 __all__ = [
     "APPROVAL_REASON",
@@ -29,7 +29,6 @@ __all__ = [
     "read_outcome",
     "read_run_error",
     "read_start",
-    "step_name",
 ]
 
 #: ``Interrupt.reason`` of the interrupts streambridge writes (an open string in AG-UI)
@@ -69,11 +68,6 @@ def read_arguments(call_id: str, name: str, text: str) -> ToolCall:
     if ok:
         return read_call(ToolCall(call_id=call_id, name=name, input=raw))
     return read_call(ToolCall(call_id=call_id, name=name, arguments_json=text))
-
-
-def step_name(count: int) -> str:
-    """The name an encoder gives its ``count``-th step (a source's step has none)."""
-    return f"{PREFIX}step-{count}"
 
 
 # -- interrupts ---------------------------------------------------------------------------

@@ -228,14 +228,14 @@ def serve_command(
         ),
     ] = None,
     require_identity: Annotated[
-        bool | None,
+        bool,
         typer.Option(
-            "--require-identity/--no-require-identity",
+            "--require-identity",
             envvar="STREAMBRIDGE_REQUIRE_IDENTITY",
             help="Refuse (401) requests that say nothing of who they are from: the --owner-header, or "
             "without one Authorization / Cookie. Otherwise such clients share one identity.",
         ),
-    ] = None,
+    ] = False,
     fidelity: Annotated[str | None, fidelity_option("client")] = None,
 ) -> None:
     """Proxy a client of protocol --to to an upstream of protocol --from, translating live."""
@@ -267,7 +267,7 @@ def serve_command(
             inspect=inspect or None,
             inspect_streams=inspect_streams,
             allowed_hosts=allowed_host,
-            require_identity=require_identity,
+            require_identity=require_identity or None,
             settings=settings,
         )
     except bridge_config.ConfigError as exc:

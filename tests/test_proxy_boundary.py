@@ -17,10 +17,12 @@ from multidict import CIMultiDict
 from streambridge.bridge import ConfigError, build_config
 from streambridge.bridge.state import STATE
 from streambridge.bridge.surfaces import upstream_headers
+from streambridge.cli import replay
 from streambridge.inspector.analysis import REDACTED
 
 from .inspector_support import ANSWER, ANSWER_FRAMES, UPSTREAM_SECRET, NestBackend, echo_frame, inspected_proxy
 from .proxy_support import (
+    GOLDEN,
     TURN,
     Upstream,
     capture,
@@ -152,6 +154,20 @@ def test_allowed_hosts_come_from_the_flag_the_server_table_or_the_environment(tm
     assert build_config(**route).allowed_hosts == () and not build_config(**route).require_identity
     with pytest.raises(ConfigError, match="expected a host name"):
         build_config(**route, allowed_hosts=["http://a.example/"])
+
+
+async def test_replay_serve_keeps_the_same_boundary(aiohttp_client) -> None:
+    recording = replay.load_recording(GOLDEN / "plain-text/nest.sse", None)
+    app = replay.make_replay_app([replay.render(recording, None, None)], cors=APP, allowed_hosts=["replay"])
+    client = await aiohttp_client(app)
+    assert (await client.post("/agent/chat", json={"message": "hi"}, headers={"Host": "evil.example"})).status == 421
+    assert (await client.post("/agent/chat", json={"message": "hi"}, headers={"Origin": EVIL})).status == 403
+    text = await client.post("/agent/chat", data=b'{"message": "hi"}', headers={"Content-Type": "text/plain"})
+    assert text.status == 415
+    for headers in [{"Host": "replay:8788"}, {"Origin": APP}, {"Origin": origin_of(client)}]:
+        resp = await client.post("/agent/chat", json={"message": "hi"}, headers=headers)
+        assert resp.status == 201, headers
+        await resp.read()
 
 
 # -- 6. cross-site request forgery ------------------------------------------------------------

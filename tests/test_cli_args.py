@@ -373,7 +373,10 @@ def test_replay_serve_writes_its_access_log_to_stderr() -> None:
         assert missing.value.code == 404
         proc.wait_for(r"request method=GET path=/agent/chat/nope/stream status=404 duration_ms=\d")
         request = urllib.request.Request(
-            f"{url}/agent/chat", data=json.dumps({"message": "hi"}).encode(), method="POST"
+            f"{url}/agent/chat",
+            data=json.dumps({"message": "hi"}).encode(),
+            method="POST",
+            headers={"Content-Type": "application/json"},
         )
         with urllib.request.urlopen(request, timeout=TIMEOUT) as resp:
             assert resp.read() == NEST_RUN.read_bytes()

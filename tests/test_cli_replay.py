@@ -224,7 +224,10 @@ def test_replay_serve_from_the_command_line(monkeypatch: pytest.MonkeyPatch, tmp
     assert ready.wait(30)
     assert urls[0].startswith("http://127.0.0.1:")
     request = urllib.request.Request(
-        urls[0] + "/agent/chat", data=json.dumps({"message": "hi"}).encode(), method="POST"
+        urls[0] + "/agent/chat",
+        data=json.dumps({"message": "hi"}).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},  # a cross-site form's type is refused (415)
     )
     with urllib.request.urlopen(request, timeout=30) as resp:
         assert resp.status == 201

@@ -332,7 +332,7 @@ async def test_upstream_redirects_are_not_followed(aiohttp_server, aiohttp_clien
     server = await aiohttp_server(stream_app(redirect, "/up"))
     client = await start_proxy(aiohttp_client, proxy_config(url_of(server, "/up"), "agentkit", "agentkit"))
     body = await (await client.post("/", json=TURN)).read()
-    assert decode("agentkit", without_comments(body))[-1].failure.code == "upstream_rejected"
+    assert decode("agentkit", without_comments(body))[-1].failure.code == "upstream_redirected"
     assert elsewhere.requests == []
 
 
@@ -344,7 +344,7 @@ async def test_request_limits_and_bad_requests(aiohttp_server, aiohttp_client) -
     )
     big = await client.post("/agent/chat", json={"message": "x" * 2000})
     assert big.status == 413 and (await big.json())["code"] == "request_too_large"
-    bad = await client.post("/agent/chat", data=b"{not json")
+    bad = await client.post("/agent/chat", data=b"{not json", headers={"Content-Type": "application/json"})
     assert bad.status == 400 and (await bad.json())["code"] == "bad_request"
     regen = await client.post("/agent/chat", json={"message": "again", "regenerate": True})
     assert regen.status == 400 and "regenerate requires an existing threadId" in (await regen.json())["message"]

@@ -54,7 +54,7 @@ class RawClient:
         self.sock.setblocking(False)
 
     async def send(self, method: str, path: str, body: bytes = b"") -> None:
-        head = f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {len(body)}\r\n\r\n"
+        head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {len(body)}\r\n\r\n"
         await asyncio.get_running_loop().sock_sendall(self.sock, head.encode() + body)
 
     async def read_all(self) -> bytes:

@@ -196,7 +196,7 @@ def test_upstream_urls() -> None:
         (503, "not_provisioned"),
         (418, "upstream_rejected"),
         (504, "upstream_error"),
-        (307, "upstream_rejected"),
+        (307, "upstream_redirected"),
     ],
 )
 def test_status_faults(status: int, code: str) -> None:

@@ -19,6 +19,7 @@ from yarl import URL
 from .. import codecs
 from ..codecs.fidelity import FIDELITIES, Fidelity
 from ..codecs.framing import Framing
+from .surfaces import never_forwarded
 
 __all__ = [
     "DEFAULTS",
@@ -124,6 +125,12 @@ class Config:
     #: the inspector's access token (from ``STREAMBRIDGE_INSPECT_TOKEN``): any address that
     #: presents it may look; without one, loopback only
     inspect_token: str | None = field(default=None, repr=False)
+    #: the host names the server answers to besides ``localhost`` and IP addresses (``.example.com``:
+    #: it and its subdomains; ``*``: any), against DNS rebinding (boundary.py)
+    allowed_hosts: tuple[str, ...] = ()
+    #: refuse (401) a request that says nothing of who it is from (no owner header, or without
+    #: one no Authorization / Cookie): otherwise every such client is one shared identity
+    require_identity: bool = False
 
 
 #: route settings that may also come from ``STREAMBRIDGE_<NAME>`` and ``[defaults]`` in routes.toml.
@@ -239,6 +246,7 @@ def _route(
         raise ConfigError(f"route {name!r}: fidelity must be 'exact' or 'client'")
     if typed.get("stream_buffer_bytes", MIN_STREAM_BUFFER) < MIN_STREAM_BUFFER:
         raise ConfigError(f"route {name!r}: stream_buffer_bytes must be at least {MIN_STREAM_BUFFER}")
+    _check_forwarded(name, typed.get("forward_headers", ()))
     return Route(
         path=normalise_path(path),
         upstream=upstream,
@@ -250,6 +258,16 @@ def _route(
     )
 
 
+def _check_forwarded(route: str, names: Iterable[str]) -> None:
+    """A header the proxy never sends upstream cannot be named to forward (it would not go)."""
+    for header in names:
+        if never_forwarded(header):
+            raise ConfigError(
+                f"route {route!r}: forward_headers: {header!r} never goes upstream "
+                "(hop-by-hop, proxy, forwarding or response headers, and those the proxy sets itself)"
+            )
+
+
 def load_routes_toml(
     path: str | Path, environ: Mapping[str, str], defaults: Mapping[str, Any] | None = None
 ) -> tuple[list[Route], dict[str, Any]]:
@@ -258,7 +276,8 @@ def load_routes_toml(
     ```toml
     [server]            # host, port, log_json, drain_timeout, max_upstream_connections, upstream_keepalive,
                         # run_log, run_log_ttl, run_log_bytes, run_log_lease, run_log_maxlen, owner_header,
-                        # inspect, inspect_streams, inspect_stream_bytes, inspect_bytes
+                        # inspect, inspect_streams, inspect_stream_bytes, inspect_bytes,
+                        # allowed_hosts, require_identity
     [defaults]          # any route setting, for every route
     [[routes]]
     name = "support"
@@ -320,6 +339,8 @@ def build_config(
     owner_header: str | None = None,
     inspect: bool | None = None,
     inspect_streams: int | None = None,
+    allowed_hosts: Iterable[str] | None = None,
+    require_identity: bool | None = None,
     settings: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Config:
@@ -376,7 +397,27 @@ def build_config(
         inspect_stream_bytes=int(_positive(server, env, "inspect_stream_bytes", 2 * 1024 * 1024)),
         inspect_bytes=int(_positive(server, env, "inspect_bytes", 64 * 1024 * 1024)),
         inspect_token=env.get(ENV_PREFIX + "INSPECT_TOKEN") or None,
+        allowed_hosts=_allowed_hosts(allowed_hosts, server, env),
+        require_identity=_flag(require_identity, server, env, "require_identity"),
     )
+
+
+def _allowed_hosts(given: Iterable[str] | None, server: Mapping[str, Any], env: Mapping[str, str]) -> tuple[str, ...]:
+    """``--allowed-host`` names, else ``allowed_hosts`` in ``[server]``, else the variable."""
+    value: Any = given or server.get("allowed_hosts") or env.get(ENV_PREFIX + "ALLOWED_HOSTS") or ()
+    names = value.replace(",", " ").split() if isinstance(value, str) else [str(name) for name in value]
+    for name in names:
+        if name != "*" and (not name.strip(".") or any(c in name for c in "/[]@ ") or not name.isprintable()):
+            raise ConfigError(f"allowed host {name[:60]!r}: expected a host name, .domain or *")
+    return tuple(names)
+
+
+def _flag(given: bool | None, server: Mapping[str, Any], env: Mapping[str, str], name: str) -> bool:
+    if given is not None:
+        return given
+    if name in server:
+        return bool(server[name])
+    return env.get(ENV_PREFIX + name.upper(), "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def _run_log(value: str) -> str:

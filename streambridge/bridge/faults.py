@@ -44,6 +44,11 @@ FAULTS: dict[str, Fault] = {
         Fault("upstream_forbidden", "The agent service refused this request.", recoverable=False),
         Fault("upstream_not_found", "The agent service was not found at its configured address.", recoverable=False),
         Fault("upstream_rejected", "The agent service rejected the request.", recoverable=False),
+        Fault(
+            "upstream_redirected",
+            "The agent service answered with a redirect, which the proxy does not follow.",
+            recoverable=False,
+        ),
         Fault("rate_limited", "The agent service is busy. Please try again later."),
         Fault("upstream_error", "The agent service failed to answer."),
         Fault("bad_gateway", "The agent service's gateway failed."),
@@ -103,6 +108,8 @@ def fault_for_status(status: int) -> str:
     """The fault code of a non-2xx upstream answer."""
     if status in _STATUS_FAULTS:
         return _STATUS_FAULTS[status]
+    if 300 <= status < 400:  # never followed: a redirect could carry the route's credentials elsewhere
+        return "upstream_redirected"
     return "upstream_error" if status >= 500 else "upstream_rejected"
 
 

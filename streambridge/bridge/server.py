@@ -18,6 +18,7 @@ from aiohttp import web
 
 from ..inspector import Inspector
 from ..inspector.web import mount
+from .boundary import HostCheck, guard_server_log
 from .config import Config, safe_url
 from .logging import log_event, setup_logging
 from .metrics import CONTENT_TYPE_LATEST
@@ -97,14 +98,15 @@ async def _wait_idle(state: BridgeState, timeout: float) -> None:
 def create_app(config: Config) -> web.Application:
     """The proxy as an aiohttp app. Serve it with ``handler_cancellation=True`` (see :func:`run_app`)."""
     limit = max(r.max_request_bytes for r in config.routes)
-    app = web.Application(client_max_size=limit + 1024)
+    guard_server_log()
+    app = web.Application(client_max_size=limit + 1024, middlewares=[HostCheck(config.allowed_hosts).middleware()])
     app[STATE] = BridgeState(config)
     app.cleanup_ctx.append(_session_ctx)
     app.on_shutdown.append(_drain)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics_handler)
     for route in config.routes:
-        mount_route(app.router, route)
+        mount_route(app.router, route, config.owner_header, config.require_identity)
     if config.inspect:
         state = app[STATE]
         state.inspector = Inspector(

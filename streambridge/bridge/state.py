@@ -107,7 +107,7 @@ class BridgeState:
         assert self.session is not None
         try:
             timeout = aiohttp.ClientTimeout(total=route.connect_timeout + 5)
-            async with self.session.post(url, headers=headers, timeout=timeout) as resp:
+            async with self.session.post(url, headers=headers, timeout=timeout, allow_redirects=False) as resp:
                 status = resp.status
         except (aiohttp.ClientError, TimeoutError) as exc:
             log_event(logging.WARNING, "upstream_cancel_failed", route=route.name, error=type(exc).__name__)

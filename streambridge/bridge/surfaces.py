@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 
 from multidict import CIMultiDict
 
-__all__ = ["FORWARDED", "HOP_BY_HOP", "credential_like", "secret_values", "upstream_headers"]
+__all__ = ["FORWARDED", "HOP_BY_HOP", "credential_like", "never_forwarded", "secret_values", "upstream_headers"]
 
 HOP_BY_HOP = frozenset(
     {
@@ -48,8 +48,15 @@ _MANAGED = frozenset(
         "x-forwarded-host",
         "x-forwarded-proto",
         "x-real-ip",
+        "via",
+        "x-original-url",
+        "x-rewrite-url",
+        "set-cookie",
+        "set-cookie2",
     }
 )
+#: whole families that never go: forwarding facts (a gateway's to set) and proxy headers
+_NEVER_PREFIXES = ("x-forwarded-", "proxy-")
 _CREDENTIALS = frozenset({"authorization", "cookie"})
 #: client headers forwarded by default: content negotiation, language, user agent, tracing, request id
 FORWARDED = frozenset(
@@ -66,6 +73,14 @@ FORWARDED = frozenset(
     }
 )
 _SECRET_WORDS = ("auth", "key", "token", "secret", "password", "session", "cookie", "credential")
+
+
+def never_forwarded(name: str) -> bool:
+    """A client header that never goes upstream, even when a route names it: hop-by-hop, proxy
+    and forwarding headers (``Via``, ``X-Forwarded-*``, ``X-Original-URL``…), a response's
+    ``Set-Cookie``, and what the proxy sets itself."""
+    low = name.strip().lower()
+    return low in HOP_BY_HOP or low in _MANAGED or low.startswith(_NEVER_PREFIXES)
 
 
 def credential_like(name: str) -> bool:
@@ -100,7 +115,7 @@ def upstream_headers(
     out: CIMultiDict[str] = CIMultiDict()
     for name, value in items:
         low = name.lower()
-        if low in HOP_BY_HOP or low in _MANAGED or low in named:
+        if never_forwarded(low) or low in named:
             continue
         if credential_like(low):
             if not forward_auth or (low not in _CREDENTIALS and low not in allowed):

@@ -235,7 +235,7 @@ class WsUpstream(Upstream):
         started = loop.time()
         try:
             async with asyncio.timeout(self.route.first_byte_timeout):
-                self.ws = await ws_connect(
+                self.ws = await _ConnectNoRedirect(
                     self.url,
                     additional_headers=self.headers,
                     open_timeout=None,
@@ -293,6 +293,14 @@ class WsUpstream(Upstream):
                 pass
         if ws.transport is not None:
             ws.transport.abort()
+
+
+class _ConnectNoRedirect(ws_connect):
+    """websockets' ``connect``, which would follow a redirect (with the route's headers, but for
+    ``Authorization`` and ``Cookie``): a redirect is an answer like any other refusal."""
+
+    def process_redirect(self, exc: Exception) -> Exception | str:
+        return exc
 
 
 def _closed_fault(exc: websockets.ConnectionClosed) -> UpstreamFault:

@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from .. import Translator
+from ..bridge.boundary import HostCheck, guard_server_log
 from ..inspector import Inspector, StreamCapture, StreamFacts
 from ..inspector.web import PREFIX, create_inspect_app
 from .common import note, resolve_protocol
@@ -68,6 +69,8 @@ def inspect_command(
     inspector = Inspector(keep=1)
     inspector.add(capture)
     app = create_inspect_app(inspector)
+    app.middlewares.append(HostCheck().middleware())  # against DNS rebinding, as the proxy's (bridge/boundary.py)
+    guard_server_log()
 
     def ready(url: str) -> None:
         note(f"inspecting {file} at {url}{PREFIX}/#{capture.id} (Ctrl-C stops)")

@@ -23,7 +23,7 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -33,6 +33,7 @@ import typer
 from aiohttp import web
 from msgspec import UNSET
 
+from ..bridge.boundary import HostCheck, RouteGate, guard_server_log
 from ..bridge.cors import Cors
 from ..bridge.logging import TextFormatter, access_log
 from ..codecs import Codec
@@ -285,16 +286,21 @@ def make_replay_app(
     base: str | None = None,
     cors: str | None = None,
     exit_after: int | None = None,
+    allowed_hosts: Iterable[str] = (),
 ) -> web.Application:
-    """An aiohttp app serving ``playbacks`` (all in one protocol) on that protocol's surface."""
+    """An aiohttp app serving ``playbacks`` (all in one protocol) on that protocol's surface,
+    behind the proxy's browser boundary (``bridge.boundary``: Host names, Origin, JSON bodies)."""
     if not playbacks:
         raise ValueError("nothing to serve")
     codec = playbacks[0].codec
     server = ReplayServer(playbacks, delays or [0.0] * len(playbacks), exit_after)
-    app = web.Application(middlewares=[access_log(ACCESS_LOG)])
+    policy = Cors((cors,) if cors else (), codec.http.exposed_headers)
+    guard_server_log()
+    gates = [HostCheck(allowed_hosts).middleware(), RouteGate(policy).middleware()]
+    app = web.Application(middlewares=[access_log(ACCESS_LOG), *gates])
     app[REPLAY_KEY] = server
     if cors:  # the served protocol's id headers readable by a browser frontend
-        Cors((cors,), codec.http.exposed_headers).install(app)
+        policy.install(app)
     _mount(app, server, codec.http, mount_path(base))
     return app
 
@@ -406,7 +412,7 @@ def _entry_points(playbacks: list[Playback], base: str | None) -> list[str]:
 
 # -- the command -----------------------------------------------------------------------------
 
-SERVE_ONLY = ("host", "port", "base", "cors", "exit_after")
+SERVE_ONLY = ("host", "port", "base", "cors", "exit_after", "allowed_host")
 
 
 def _given(ctx: typer.Context, name: str) -> bool:
@@ -474,6 +480,14 @@ def replay_command(
     exit_after: Annotated[
         int | None, typer.Option("--exit-after", metavar="N", min=1, help="With --serve: stop after this many streams.")
     ] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            metavar="NAME",
+            help="With --serve: a host name clients use (repeatable; localhost and IP addresses always work).",
+        ),
+    ] = None,
     fidelity: Annotated[str | None, fidelity_option("client with --serve, else exact")] = None,
     verbose: VerboseOption = False,
 ) -> None:
@@ -499,7 +513,9 @@ def replay_command(
     if not serve:
         _play(playbacks[0], delays[0])
         return
-    app = make_replay_app(playbacks, delays=delays, base=base, cors=cors, exit_after=exit_after)
+    app = make_replay_app(
+        playbacks, delays=delays, base=base, cors=cors, exit_after=exit_after, allowed_hosts=allowed_host or ()
+    )
     routes = ", ".join(_entry_points(playbacks, base))
     note(f"{len(playbacks)} transcript(s) as {playbacks[0].codec.name}: {routes}")
     try:

@@ -217,6 +217,25 @@ def serve_command(
             help="Also forward this client header upstream (repeatable; credential-like ones need --forward-auth).",
         ),
     ] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            envvar="STREAMBRIDGE_ALLOWED_HOSTS",
+            metavar="NAME",
+            help="A host name clients reach the proxy by (repeatable; .example.com: it and its subdomains; "
+            "* any). localhost and IP addresses are always answered; other names get 421 (DNS rebinding).",
+        ),
+    ] = None,
+    require_identity: Annotated[
+        bool,
+        typer.Option(
+            "--require-identity",
+            envvar="STREAMBRIDGE_REQUIRE_IDENTITY",
+            help="Refuse (401) requests that say nothing of who they are from: the --owner-header, or "
+            "without one Authorization / Cookie. Otherwise such clients share one identity.",
+        ),
+    ] = False,
     fidelity: Annotated[str | None, fidelity_option("client")] = None,
 ) -> None:
     """Proxy a client of protocol --to to an upstream of protocol --from, translating live."""
@@ -247,6 +266,8 @@ def serve_command(
             owner_header=owner_header,
             inspect=inspect or None,
             inspect_streams=inspect_streams,
+            allowed_hosts=allowed_host,
+            require_identity=require_identity or None,
             settings=settings,
         )
     except bridge_config.ConfigError as exc:

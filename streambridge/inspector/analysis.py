@@ -25,10 +25,10 @@ from ..codecs.http import capture_head
 from ..events import DataPart, Event, Malformed, ReasoningDelta, Terminal, TextDelta
 from ..translate import Translator
 from .capture import StreamCapture
+from .redaction import REDACTED, redact, redact_pieces
 
 __all__ = ["REDACTED", "Frame", "analyse", "redact", "split_frames", "transcript"]
 
-REDACTED = "«redacted»"
 #: how far ahead a client frame is looked for among the re-translated ones (skipping what the
 #: proxy's own translator did not write: a run start it had already sent, say)
 _LOOKAHEAD = 64
@@ -319,8 +319,10 @@ def analyse(capture: StreamCapture) -> bytes:
     source_framing = _source_framing(capture)
     client_framing: Framing = "ndjson" if facts.framing == "ndjson" else "sse"
     timed = not capture.recorded  # a recording has no arrival times
-    up_pieces = [(t if timed else None, chunk) for t, chunk in capture.upstream]
-    out_pieces = [(t if timed else None, data) for t, data, _ in capture.client]
+    up_chunks = redact_pieces(capture.up_chunks, capture.secrets)  # before anything reads them
+    out_data = redact_pieces(capture.out_data, capture.secrets)
+    up_pieces = [(t if timed else None, chunk) for (t, _), chunk in zip(capture.upstream, up_chunks, strict=True)]
+    out_pieces = [(t if timed else None, data) for (t, _, _), data in zip(capture.client, out_data, strict=True)]
     upstream = _frames(up_pieces, source_framing)
     client = _frames(out_pieces, client_framing)
     _decode_each(upstream, facts.source, source_framing)
@@ -349,7 +351,7 @@ def analyse(capture: StreamCapture) -> bytes:
         "timeline": _timeline(capture, upstream),
         "kinds": sorted({kind for frame in (*upstream, *client) for kind in frame.kinds()}),
     }
-    return redact(orjson.dumps(view), capture.secrets)
+    return redact(orjson.dumps(view), capture.secrets)  # and what the view says of them
 
 
 def _mark_faults(capture: StreamCapture, upstream: list[Frame], client: list[Frame]) -> None:
@@ -366,24 +368,15 @@ def _mark_faults(capture: StreamCapture, upstream: list[Frame], client: list[Fra
                 frame.marks.append("fault")
 
 
-def redact(data: bytes, secrets: Iterable[str]) -> bytes:
-    """``data`` with every secret (and its JSON-escaped spelling) replaced by :data:`REDACTED`."""
-    for secret in secrets:
-        for spelling in {secret.encode(), orjson.dumps(secret)[1:-1]}:
-            if spelling:
-                data = data.replace(spelling, REDACTED.encode())
-    return data
-
-
 def transcript(capture: StreamCapture, side: str) -> tuple[bytes, str]:
     """One side as a capture file (``HTTP 200``, the headers the protocol's clients expect, an
     empty line, the exact body, secrets redacted) that ``convert``, ``validate`` and ``replay`` read; and a file name."""
     facts = capture.facts
     if side == "upstream":
-        protocol, body = facts.source, b"".join(chunk for _, chunk in capture.upstream)
+        protocol, body = facts.source, b"".join(redact_pieces(capture.up_chunks, capture.secrets))
         framing = facts.source_framing or codecs.get(protocol).default_framing
     else:
-        protocol, body = facts.target, b"".join(data for _, data, _ in capture.client)
+        protocol, body = facts.target, b"".join(redact_pieces(capture.out_data, capture.secrets))
         framing = facts.framing
     codec = codecs.get(protocol)
     headers = codec.stream_headers("ndjson" if framing == "ndjson" else "sse")

@@ -46,7 +46,7 @@ class ControlRoutes(Mounted):
         """``DELETE <chat>/<chatId>/stream``: stop the chat's live run (a client's stop, which a
         dropped connection no longer means where chats resume), on any instance."""
         state, cors, chat_id = request.app[STATE], self.cors.headers(request), request.match_info["chat_id"]
-        run_id = await chat_run(state, self.route, chat_id)
+        run_id = await chat_run(state, request, self.route, chat_id)
         if isinstance(run_id, web.Response):
             return run_id
         if run_id is None or not await self._cancel(state, request, run_id):
@@ -113,7 +113,8 @@ class ControlRoutes(Mounted):
         assert state.session is not None
         try:
             timeout = aiohttp.ClientTimeout(total=route.connect_timeout + route.first_byte_timeout)
-            async with state.session.post(url, data=body, headers=headers, timeout=timeout) as resp:
+            post = state.session.post(url, data=body, headers=headers, timeout=timeout, allow_redirects=False)
+            async with post as resp:
                 status = resp.status
         except (aiohttp.ClientError, TimeoutError) as exc:
             log_event(logging.WARNING, "control_failed", route=route.name, decision=word, error=type(exc).__name__)

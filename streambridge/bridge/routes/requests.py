@@ -13,7 +13,7 @@ from ..config import Route
 from ..runlog import RunInfo, identity
 from ..state import BridgeState
 
-__all__ = ["TooLarge", "chat_run", "is_owner", "json_error", "owned_run", "read_body", "valid_id"]
+__all__ = ["TooLarge", "chat_key", "chat_run", "is_owner", "json_error", "owned_run", "read_body", "valid_id"]
 
 
 class TooLarge(Exception):
@@ -64,8 +64,18 @@ async def owned_run(state: BridgeState, request: web.Request, route: Route, run_
     return info
 
 
-async def chat_run(state: BridgeState, route: Route, chat_id: str) -> str | web.Response | None:
-    """The latest run of a chat (None: none logged), or the 400 for an id that cannot be one."""
+def chat_key(owner: str, chat_id: str) -> str:
+    """A chat as its runs are logged: by its owner and its id, so a chat id another identity
+    reuses (chosen by clients) is another chat and never hides or reveals the first one's run."""
+    return f"{owner}/{chat_id}" if chat_id else ""
+
+
+async def chat_run(state: BridgeState, request: web.Request, route: Route, chat_id: str) -> str | web.Response | None:
+    """The latest run of the requester's chat (None: none logged), or the 400 for an id that cannot be one."""
     if not valid_id(chat_id):
         return json_error(400, "bad_request", "chatId: expected a printable id of at most 256 characters")
-    return await state.runlog.chat_run(route.name, chat_id) if state.runlog is not None else None
+    if state.runlog is None:
+        return None
+    return await state.runlog.chat_run(
+        route.name, chat_key(identity(request.headers, state.config.owner_header), chat_id)
+    )

@@ -57,16 +57,15 @@ class ResumeRoutes(Mounted):
 
     async def resume(self, request: web.Request) -> web.StreamResponse:
         """``GET <chat>/<chatId>/stream``: the chat's live run again, from its start; ``204`` when
-        none is active (finished, never started, or its log expired)."""
+        none is active (finished, never started, or its log expired) and, alike, for another
+        identity's chat (no answer tells that a chat exists)."""
         state, cors, chat_id = request.app[STATE], self.cors.headers(request), request.match_info["chat_id"]
-        run_id = await chat_run(state, self.route, chat_id)
+        run_id = await chat_run(state, request, self.route, chat_id)
         if isinstance(run_id, web.Response):
             return run_id
         info = await state.runlog.lookup(run_id) if state.runlog is not None and run_id else None
-        if info is None or info.finished:
+        if info is None or info.finished or not is_owner(state, request, info):
             return web.Response(status=204, headers=cors)
-        if not is_owner(state, request, info):
-            return json_error(404, "not_found", f"no chat {chat_id[:80]}", cors)
         headers = self.stream_headers(request, info.framing)
         headers[RUN_ID_HEADER] = info.run_id
         return await self._follow(request, info, 0, headers, b"")

@@ -21,6 +21,7 @@ from ..state import BridgeState
 from ..surfaces import secret_values, upstream_headers
 from ..upstream import Upstream, open_upstream
 from .mounted import Mounted
+from .requests import chat_key
 from .upstream_request import Prepared
 
 __all__ = ["StreamRoute"]
@@ -66,15 +67,16 @@ class StreamRoute(Mounted):
         """The run's log (None without one): its output, numbered, for readers on any instance."""
         if state.runlog is None:
             return None
+        owner = identity(request.headers, state.config.owner_header)
         info = RunInfo(
             run_id=run_id,
             route=self.route.name,
-            owner=identity(request.headers, state.config.owner_header),
+            owner=owner,
             instance=state.runlog.instance,
             target=self.route.target,
             framing=framing,
             skip_named=framing == "sse" and self.surface.unnumbered_named_frames,
-            chat_id=thread_id or "" if self.surface.resume_path is not None else "",
+            chat_id=chat_key(owner, thread_id or "") if self.surface.resume_path is not None else "",
             fidelity=self.route.fidelity,
         )
         return await state.runlog.begin(info)

@@ -71,7 +71,7 @@ class ChatRoute(StreamRoute):
             stream=stream_id,
             upstream=safe_url(self.route.upstream),
         )
-        await self._run(state, relay, self._relayed(state, relay, upstream, preamble, prepared.thread_id))
+        await self._run(state, relay, self._relayed(state, relay, upstream, preamble, prepared))
         if not relay.client_lost:
             with contextlib.suppress(ConnectionError):
                 await resp.write_eof()

@@ -81,7 +81,10 @@ class StreamRoute(Mounted):
             if thread == prepared.upstream_thread:
                 return
             key = prepared.conversation or ThreadKey(route, threads.owner, thread)
-            state.spawn(threads.map.put(key, thread))
+            task = asyncio.get_running_loop().create_task(threads.map.put(key, thread))
+            state.background.add(task)
+            task.add_done_callback(state.background.discard)
+            prepared.remembering.append(task)
 
         translator.name_thread(prepared.thread_id, seen)
 
@@ -184,14 +187,18 @@ class StreamRoute(Mounted):
         relay.tap.count_events = lambda: relay.translator.events_in
 
     async def _relayed(
-        self, state: BridgeState, relay: Relay, upstream: Upstream, preamble: bytes, thread_id: str | None
+        self, state: BridgeState, relay: Relay, upstream: Upstream, preamble: bytes, prepared: Prepared
     ) -> None:
+        """Relay the run; its client's response ends only once its log's end and the upstream's
+        thread of its conversation are stored (a client that saw its end finds both)."""
         try:
             await relay.run(upstream, preamble)
+            if prepared.remembering:
+                await asyncio.gather(*prepared.remembering)
             if relay.log is not None:
                 await relay.log.ended()
         finally:
-            self._remember_asks(state, thread_id, relay)
+            self._remember_asks(state, prepared.thread_id, relay)
             if state.live.get(relay.stream_id) is relay:
                 del state.live[relay.stream_id]
 

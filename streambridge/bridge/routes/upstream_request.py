@@ -5,9 +5,10 @@ its thread ids, the upstream's own thread of the client's conversation (runlog/t
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import msgspec
 
@@ -32,6 +33,8 @@ class Prepared:
     #: first message, the upstream makes one)
     conversation: ThreadKey | None = None
     upstream_thread: str | None = None
+    #: the upstream's thread being remembered (awaited before the client's response ends)
+    remembering: list[asyncio.Task[None]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,7 @@ class WebSocketRoute(StreamRoute):
         watcher = asyncio.create_task(self._watch(ws, relay))
         upstream = self._upstream(state, request, prepared)
         try:
-            await self._run(state, relay, self._relayed(state, relay, upstream, preamble, prepared.thread_id))
+            await self._run(state, relay, self._relayed(state, relay, upstream, preamble, prepared))
         finally:
             watcher.cancel()
         if not ws.closed and not relay.client_lost:

@@ -99,6 +99,8 @@ class Translator:
         self._sink = self.encoder.sink([])  # what the decoder writes into, for every chunk
         self._fed = False
         self._closed = False
+        #: the conversation a source's run start is said as (see :meth:`name_thread`)
+        self.thread_name: str | None = None
 
     @property
     def events_in(self) -> int:
@@ -153,6 +155,7 @@ class Translator:
         and say ``conversation`` there instead when given (what the client calls it)."""
         sink = self._proxy_sink()
         sink.conversation, sink.thread_seen = conversation, seen
+        self.thread_name = conversation
 
     def _proxy_sink(self) -> _AskingSink:
         if not isinstance(self._sink, _AskingSink):

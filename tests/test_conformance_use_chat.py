@@ -116,7 +116,7 @@ async def test_a_use_chat_round_through_the_proxy_in_front_of_nest(node: str, ai
     assert backend.requests[0]["path"] == "/agent/chat"
     sent = msgspec.json.decode(backend.requests[0]["body"])
     assert sent == {"message": "What is the weather in Paris?"}  # a first message: the server makes the thread
-    assert chat_id and backend.threads.created == ["thr-1"]
+    assert chat_id and backend.threads.created[0] == "thr-1" and backend.threads.refused == []
 
     user, assistant = full["messages"]
     assert user["role"] == "user" and user["parts"] == [{"type": "text", "text": "What is the weather in Paris?"}]

@@ -182,6 +182,7 @@ class StreamRoute(Mounted):
             upstream=safe_url(route.upstream),
             source_framing=route.source_framing,
             fidelity=route.fidelity,
+            conversation=relay.translator.thread_name,
         )
         relay.tap = state.inspector.open(relay.stream_id, facts, secret_values(route.headers, request.headers))
         relay.tap.count_events = lambda: relay.translator.events_in

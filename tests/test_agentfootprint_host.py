@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from aiohttp import web
 from msgspec import UNSET, Raw
 
 from streambridge import StreamError, Translator
@@ -36,6 +37,7 @@ from streambridge.transcripts import sniff
 
 from .cli_support import invoke
 from .corpus import FILES, GOLDEN, SCENARIOS, canonical, convert, decode, encode, golden
+from .proxy_support import Upstream, proxy_config, start_proxy, url_of, without_comments, write_stream
 
 HOST = "agentfootprint:host"
 CODEC = get(HOST)
@@ -571,3 +573,25 @@ def test_validate_knows_the_dialects_names_and_flags_a_misshapen_frame(tmp_path)
     found = json.loads(invoke("validate", flawed, "--json").stdout)["findings"]
     assert [(f["rule"], f["frame"]) for f in found] == [("AFH001", 2)]
     assert "'chunk' frame whose data is not {text}" in found[0]["message"]
+
+
+async def test_a_nest_client_behind_the_proxy_gets_a_hosts_artifact_as_its_ui_frame(
+    aiohttp_server, aiohttp_client
+) -> None:
+    backend = Upstream()
+
+    async def invoke(request: web.Request) -> web.StreamResponse:
+        await backend.record(request)
+        parts = [sse(("chunk", '{"text":"Here it is."}')), sse(("artifact", ARTIFACT))]
+        return await write_stream(request, [*parts, sse(("complete", '{"output":"Here it is."}'))])
+
+    app = web.Application()
+    app.router.add_post("/host/invoke", invoke)
+    server = await aiohttp_server(app)
+    client = await start_proxy(aiohttp_client, proxy_config(url_of(server, "/host"), HOST, "nest"))
+    resp = await client.post("/agent/chat", json={"message": "Chart Q3 sales by region"})
+    body = without_comments(await resp.read())
+    assert resp.status == 201
+    [ui] = [json.loads(f[6:]) for f in body.decode().split("\n\n") if f.startswith('data: {"kind":"ui"')]
+    assert (ui["id"], ui["fallbackText"]) == ("art_9mTw", "Chart — 'Q3 sales by region' (41 KB)")
+    assert b"streambridge" not in body and b"createdAt" not in body  # a live client: no carrier

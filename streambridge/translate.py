@@ -7,8 +7,10 @@ each input chunk gives at most one output chunk, produced before the next input 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, overload
+
+import msgspec
 
 from .codecs import StreamError, get
 from .codecs.encoder import EncodingSink
@@ -24,34 +26,54 @@ __all__ = ["Translator", "translate"]
 
 
 class _AskingSink(EncodingSink):
-    """An encoding sink that keeps what the source asked (approval requests, elicitations) and,
-    when ``hold`` is on, withholds the successful terminal of a run that asked: the run ended
-    to ask (AG-UI) while the client's protocol waits for the answer in the same stream."""
+    """An encoding sink for the proxy's needs beyond translation. It keeps what the source asked
+    (approval requests, elicitations) when ``collecting``, and, when ``hold`` is on, withholds
+    the successful terminal of a run that asked: the run ended to ask (AG-UI) while the client's
+    protocol waits for the answer in the same stream. With ``thread_seen`` set, the source's
+    run start tells it the source's own thread id, and names the client's ``conversation``
+    instead (an upstream that chooses its thread ids: the client knows its conversation by its
+    own id)."""
 
-    __slots__ = ("asks", "held", "hold", "skip_start")
+    __slots__ = ("asks", "collecting", "conversation", "held", "hold", "skip_start", "thread_seen")
 
     def __init__(self, sink: EncodingSink, hold: bool) -> None:
         super().__init__(sink.encoder, sink.parts)
         self.count = sink.count
         self.terminal = sink.terminal
         self.asks: list[ToolApprovalRequest | Elicitation] = []
+        self.collecting = False
         self.hold = hold
         self.held: Terminal | None = None
         self.skip_start = False
+        self.conversation: str | None = None
+        self.thread_seen: Callable[[str], None] | None = None
 
     def append(self, event: Event) -> None:
         if type(event) is ToolApprovalRequest or type(event) is Elicitation:
-            self.asks.append(event)
+            if self.collecting:
+                self.asks.append(event)
         elif type(event) is Terminal and self.hold and self.asks and self.terminal is None:
             if event.status == "succeeded":
                 self.count += 1
                 self.held = event
                 return
-        elif type(event) is RunStart and self.skip_start:
-            self.skip_start = False  # the resumed run's start: the client's run goes on
-            self.count += 1
-            return
+        elif type(event) is RunStart:
+            if self.skip_start:
+                self.skip_start = False  # the resumed run's start: the client's run goes on
+                self.count += 1
+                return
+            if self.thread_seen is not None:
+                event = self._named(event, self.thread_seen)
         super().append(event)
+
+    def _named(self, start: RunStart, seen: Callable[[str], None]) -> RunStart:
+        """The source's first run start: its thread id told, the client's conversation named."""
+        self.thread_seen = None
+        if isinstance(start.thread_id, str) and start.thread_id:
+            seen(start.thread_id)
+        if self.conversation is None:
+            return start
+        return msgspec.structs.replace(start, thread_id=self.conversation)
 
 
 class Translator:
@@ -77,6 +99,8 @@ class Translator:
         self._sink = self.encoder.sink([])  # what the decoder writes into, for every chunk
         self._fed = False
         self._closed = False
+        #: the conversation a source's run start is said as (see :meth:`name_thread`)
+        self.thread_name: str | None = None
 
     @property
     def events_in(self) -> int:
@@ -123,12 +147,25 @@ class Translator:
         """Keep the approval requests and elicitations decoded (:attr:`asks`); with ``hold``,
         withhold the successful terminal of a run that asked (:attr:`held`) until the run goes on
         (:meth:`go_on`) or is let end (:meth:`release`)."""
-        self._sink = _AskingSink(self._sink, hold)
+        sink = self._proxy_sink()
+        sink.collecting, sink.hold = True, hold
+
+    def name_thread(self, conversation: str | None, seen: Callable[[str], None]) -> None:
+        """Tell ``seen`` the thread id the source's run start names (an upstream's own thread),
+        and say ``conversation`` there instead when given (what the client calls it)."""
+        sink = self._proxy_sink()
+        sink.conversation, sink.thread_seen = conversation, seen
+        self.thread_name = conversation
+
+    def _proxy_sink(self) -> _AskingSink:
+        if not isinstance(self._sink, _AskingSink):
+            self._sink = _AskingSink(self._sink, hold=False)
+        return self._sink
 
     @property
     def asks(self) -> list[ToolApprovalRequest | Elicitation]:
         """What the source asked so far (with :meth:`collect_asks`; otherwise nothing)."""
-        return self._sink.asks if isinstance(self._sink, _AskingSink) else []
+        return self._sink.asks if isinstance(self._sink, _AskingSink) else []  # (empty unless collected)
 
     @property
     def holds_asks(self) -> bool:

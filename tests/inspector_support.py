@@ -8,8 +8,10 @@ import asyncio
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import msgspec
 from aiohttp import web
 
+from .nest_threads import NestThreads
 from .proxy_support import Upstream, capture, frames, proxy_config, start_proxy, url_of, write_stream
 
 #: the route's upstream credential (configured from the environment) and the client's own
@@ -41,22 +43,24 @@ class NestBackend(Upstream):
     hold_after: int | None = None
     break_after: int | None = None
     answers: list[list[bytes]] = field(default_factory=list)
+    threads: NestThreads = field(default_factory=NestThreads)  # the real server's (tests/nest_threads.py)
 
     def app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/agent/chat", self.chat)
         return app
 
-    def parts(self, request: web.Request) -> list[bytes]:
+    def parts(self, request: web.Request, answer: list[bytes]) -> list[bytes]:
         secret = request.headers.get("Authorization", "").partition(" ")[2]
-        parts = [*ANSWER_FRAMES[:3], echo_frame(f"(the backend was sent {secret})"), *ANSWER_FRAMES[3:]]
+        parts = [*answer[:3], echo_frame(f"(the backend was sent {secret})"), *answer[3:]]
         return parts[: self.break_after] if self.break_after is not None else parts
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
-        await self.record(request)
-        parts = self.parts(request)
+        body = msgspec.json.decode(await self.record(request))
+        recorded = {k: v for k, v in ANSWER.headers.items() if k.startswith("x-agent-")}
+        headers, answer = self.threads.answer(body, recorded, ANSWER_FRAMES)
+        parts = self.parts(request, answer)
         self.answers.append(parts)
-        headers = {k: v for k, v in ANSWER.headers.items() if k.startswith("x-agent-")}
         if self.break_after is None:
             return await write_stream(
                 request, parts, status=201, headers=headers, upstream=self, hold_after=self.hold_after

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from aiohttp import web
 from msgspec import UNSET, Raw
 
 from streambridge import StreamError, Translator
@@ -18,6 +19,8 @@ from streambridge.codecs.codec import Likeness
 from streambridge.codecs.framing import Frame
 from streambridge.codecs.terminals import TRUNCATED_CODE
 from streambridge.events import (
+    ArtifactPresented,
+    ArtifactSnapshot,
     DataPart,
     Failure,
     Malformed,
@@ -34,6 +37,7 @@ from streambridge.transcripts import sniff
 
 from .cli_support import invoke
 from .corpus import FILES, GOLDEN, SCENARIOS, canonical, convert, decode, encode, golden
+from .proxy_support import Upstream, proxy_config, start_proxy, url_of, without_comments, write_stream
 
 HOST = "agentfootprint:host"
 CODEC = get(HOST)
@@ -298,15 +302,73 @@ def test_a_frame_saying_two_ends_is_kept_whole(name: str, data: str) -> None:
     assert encode(HOST, events).startswith(raw)
 
 
-# -- artifact, sessions and unknown names: kept whole ---------------------------------------------------------
+# -- artifact: an artifact presented ------------------------------------------------------------------------
 
-ARTIFACT = '{"artifact":{"ref":"art_9mTw","meta":{"kind":"chart/spec","mediaType":"application/json","bytes":41210}}}'
+#: what artifactWireBody writes for a head: the ref and the whole ArtifactMeta
+ARTIFACT = (
+    '{"artifact":{"ref":"art_9mTw","meta":{"ref":"art_9mTw","kind":"chart/spec","mediaType":"application/json",'
+    '"bytes":41210,"label":"Q3 sales by region","digest":"sha-256:ab","createdAt":1733400000000}}}'
+)
+#: the snapshot the placeholder is drawn from (the frame says no ``as``)
+SNAPSHOT = ArtifactSnapshot(kind="chart/spec", media_type="application/json", bytes=41210, label="Q3 sales by region")
+
+
+def test_an_artifact_frame_is_an_artifact_presented_and_comes_back_byte_for_byte() -> None:
+    raw = sse(("chunk", '{"text":"a"}'), ("artifact", ARTIFACT), ("complete", '{"output":"a"}'))
+    events = decode(HOST, raw, strict=True)
+    presented = events[2]
+    assert type(presented) is ArtifactPresented
+    assert (presented.ref, presented.as_, presented.snapshot) == ("art_9mTw", "", SNAPSHOT)
+    assert encode(HOST, events) == raw
+    for via in OTHERS:  # every other protocol carries what it cannot say: the same bytes back
+        assert convert(via, HOST, convert(HOST, via, raw)) == raw, via
+
+
+def test_a_nest_client_gets_an_artifact_frame_as_its_ui_frame_with_the_placeholder() -> None:
+    raw = sse(("chunk", '{"text":"Here it is."}'), ("artifact", ARTIFACT), ("complete", '{"output":"Here it is."}'))
+    translator = Translator(HOST, "nest", fidelity="client")
+    out = translator.feed(raw) + translator.close()
+    [ui] = [json.loads(line[6:]) for line in out.decode().split("\n") if '"kind":"ui"' in line]
+    assert ui == {
+        "kind": "ui",
+        "id": "art_9mTw",
+        "component": "",
+        "props": {
+            "ref": "art_9mTw",
+            "as": "",
+            "snapshot": {
+                "kind": "chart/spec",
+                "mediaType": "application/json",
+                "bytes": 41210,
+                "label": "Q3 sales by region",
+            },
+        },
+        "fallbackText": "Chart — 'Q3 sales by region' (41 KB)",
+    }
+    assert b"streambridge" not in out  # a live client gets no carrier
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        '{"artifact":{"ref":"art_1","meta":{"kind":"chart/spec"}}}',  # no mediaType or bytes: no snapshot
+        '{"artifact":{"ref":7,"meta":{"kind":"k","mediaType":"m","bytes":1}}}',
+        '{"artifacts":[]}',
+    ],
+)
+def test_an_artifact_frame_of_another_shape_is_kept_whole(data: str) -> None:
+    raw = sse(("artifact", data), ("complete", '{"output":""}'))
+    events = decode(HOST, raw, strict=True)
+    assert events[1] == DataPart(name="artifact", origin=HOST, data=Raw(data.encode()))
+    assert encode(HOST, events) == raw
+
+
+# -- sessions and unknown names: kept whole ---------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     ("name", "data"),
     [
-        ("artifact", ARTIFACT),
         ("sessions", '{"sessions":[{"id":"s-1","open":true}]}'),
         ("handoff", '{ "to" : "billing",  "why":"refund\\u00e9" }'),  # spacing and escapes as received
         ("sessions", "[1,2]"),  # not even an object
@@ -511,3 +573,25 @@ def test_validate_knows_the_dialects_names_and_flags_a_misshapen_frame(tmp_path)
     found = json.loads(invoke("validate", flawed, "--json").stdout)["findings"]
     assert [(f["rule"], f["frame"]) for f in found] == [("AFH001", 2)]
     assert "'chunk' frame whose data is not {text}" in found[0]["message"]
+
+
+async def test_a_nest_client_behind_the_proxy_gets_a_hosts_artifact_as_its_ui_frame(
+    aiohttp_server, aiohttp_client
+) -> None:
+    backend = Upstream()
+
+    async def invoke(request: web.Request) -> web.StreamResponse:
+        await backend.record(request)
+        parts = [sse(("chunk", '{"text":"Here it is."}')), sse(("artifact", ARTIFACT))]
+        return await write_stream(request, [*parts, sse(("complete", '{"output":"Here it is."}'))])
+
+    app = web.Application()
+    app.router.add_post("/host/invoke", invoke)
+    server = await aiohttp_server(app)
+    client = await start_proxy(aiohttp_client, proxy_config(url_of(server, "/host"), HOST, "nest"))
+    resp = await client.post("/agent/chat", json={"message": "Chart Q3 sales by region"})
+    body = without_comments(await resp.read())
+    assert resp.status == 201
+    [ui] = [json.loads(f[6:]) for f in body.decode().split("\n\n") if f.startswith('data: {"kind":"ui"')]
+    assert (ui["id"], ui["fallbackText"]) == ("art_9mTw", "Chart — 'Q3 sales by region' (41 KB)")
+    assert b"streambridge" not in body and b"createdAt" not in body  # a live client: no carrier

@@ -8,6 +8,7 @@ import json
 import pytest
 from msgspec import UNSET, Raw
 
+from streambridge import Translator
 from streambridge.codecs.artifacts import placeholder, present_result, size_text
 from streambridge.events import (
     ArtifactPresented,
@@ -187,3 +188,64 @@ def test_an_iteration_nest_cannot_say_comes_back_through_it(via: str) -> None:
     events.append(Terminal(status="succeeded", text=""))
     back = decode(via, encode(via, events))
     assert canonical([e for e in back if isinstance(e, ArtifactPresented)]) == canonical([events[1]])
+
+
+# -- an artifact derived from a tool output, shown to a live client -----------------------------------
+
+#: a ``present`` call and its result, in a protocol that says no artifact of its own
+PRESENT_CALL = [
+    RunStart(run_id="r"),
+    ToolCall(call_id="c1", name="present", input=Raw(b'{"ref":"art_9mTw4kQ2xV7pL0sB3nR8yZ","as":"bar-chart"}')),
+    ToolOutput(call_id="c1", output=Raw(json.dumps(RESULT).encode())),
+    Terminal(status="succeeded", text=""),
+]
+#: what each artifact-aware client is shown for it (the native form, after the tool output)
+DERIVED_FORM = {
+    **NATIVE_FORM,
+    "ai-sdk": b'"type":"data-artifact","id":"art_9mTw4kQ2xV7pL0sB3nR8yZ"',
+    "ag-ui": b'"type":"ACTIVITY_SNAPSHOT","messageId":"art_9mTw4kQ2xV7pL0sB3nR8yZ","activityType":"data-artifact"',
+}
+
+
+def client_output(source: str, target: str, data: bytes) -> bytes:
+    translator = Translator(source, target, fidelity="client")
+    return translator.feed(data) + translator.close()
+
+
+@pytest.mark.parametrize("source", ["oma", "nest", "ai-sdk"])
+@pytest.mark.parametrize("target", sorted(DERIVED_FORM))
+def test_a_present_result_reaches_an_artifact_aware_client_as_an_artifact(source: str, target: str) -> None:
+    """nest → agentfootprint writes agentfootprint.artifacts.presented, nest → nest a ui frame:
+    plainly, right after the tool output that says it; read back, it is the derived artifact
+    (one, synthetic), not a second one."""
+    out = client_output(source, target, encode(source, PRESENT_CALL))
+    form = DERIVED_FORM[target]
+    assert form in out
+    assert out.index(form) > out.index(b"art_9mTw4kQ2xV7pL0sB3nR8yZ"), "after the tool output"
+    if target != "agentfootprint":  # (its artifact event has no placeholder: its clients draw one)
+        assert b"Chart \xe2\x80\x94 'Q3 sales by region' (bar-chart, 41 KB)" in out
+    artifacts = [e for e in decode(target, out) if isinstance(e, ArtifactPresented)]
+    assert [(a.ref, a.as_, a.snapshot, a.tool_call_id, a.synthetic) for a in artifacts] == [
+        (RESULT["ref"], "bar-chart", CHART, "c1", True)
+    ]
+
+
+@pytest.mark.parametrize("via", CODECS)
+def test_a_derived_artifact_is_left_to_the_tool_output_in_an_archive(via: str) -> None:
+    """At ``exact`` (an archive) the tool output says it: nest (no ui frame) → B → nest gives
+    nest back, byte for byte."""
+    nest = encode("nest", PRESENT_CALL)
+    assert convert(via, "nest", convert("nest", via, nest)) == nest
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_a_real_artifact_where_a_derived_one_is_read_comes_back(codec: str) -> None:
+    """A real artifact right after the tool output that presents it, saying no more than that
+    output: its decoder would read it as the derived one, so its encoder carries it (as a real
+    step bracket in an implied place), and it comes back as the real event it was."""
+    real = ArtifactPresented(ref=RESULT["ref"], as_="bar-chart", snapshot=CHART, tool_call_id="c1")
+    events = [*PRESENT_CALL[:3], real, PRESENT_CALL[3]]
+    out = encode(codec, events)
+    back = [e for e in decode(codec, out) if isinstance(e, ArtifactPresented)]
+    assert canonical([e for e in back if not e.synthetic]) == canonical([real])
+    assert encode(codec, decode(codec, out)) == out

@@ -36,6 +36,7 @@ from aiohttp import web
 
 from streambridge.bridge.state import STATE
 
+from .nest_threads import NestThreads
 from .proxy_support import Upstream, capture, frames, proxy_config, start_proxy, stream_app, url_of, write_stream
 from .test_proxy_asks import APPROVAL, AskingAgent
 from .tools import CONFORMANCE, conformance_node
@@ -52,6 +53,7 @@ class NestBackend(Upstream):
         super().__init__()
         self.cancels: list[str] = []
         self.cancel_seen = asyncio.Event()
+        self.threads = NestThreads()  # the real server's (tests/nest_threads.py)
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -60,12 +62,13 @@ class NestBackend(Upstream):
         return app
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
-        await self.record(request)
+        body = msgspec.json.decode(await self.record(request))
         cap = capture(CAPTURE)
-        headers = {k: v for k, v in cap.headers.items() if k.startswith("x-agent-")}
+        recorded = {k: v for k, v in cap.headers.items() if k.startswith("x-agent-")}
+        headers, parts = self.threads.answer(body, recorded, frames(cap.body))
         if len(self.requests) == 1:
-            return await write_stream(request, frames(cap.body), status=201, headers=headers)
-        return await write_stream(request, frames(cap.body), status=201, headers=headers, upstream=self, hold_after=4)
+            return await write_stream(request, parts, status=201, headers=headers)
+        return await write_stream(request, parts, status=201, headers=headers, upstream=self, hold_after=4)
 
     async def cancel(self, request: web.Request) -> web.Response:
         self.cancels.append(request.match_info["run_id"])
@@ -112,7 +115,8 @@ async def test_a_use_chat_round_through_the_proxy_in_front_of_nest(node: str, ai
     chat_id = full["request"]["body"]["id"]
     assert backend.requests[0]["path"] == "/agent/chat"
     sent = msgspec.json.decode(backend.requests[0]["body"])
-    assert (sent["message"], sent["threadId"]) == ("What is the weather in Paris?", chat_id)
+    assert sent == {"message": "What is the weather in Paris?"}  # a first message: the server makes the thread
+    assert chat_id and backend.threads.created[0] == "thr-1" and backend.threads.refused == []
 
     user, assistant = full["messages"]
     assert user["role"] == "user" and user["parts"] == [{"type": "text", "text": "What is the weather in Paris?"}]

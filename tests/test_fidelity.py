@@ -17,6 +17,7 @@ from streambridge.codecs.fidelity import FIDELITIES, parse_fidelity
 from streambridge.codecs.framing import make_parser
 from streambridge.codecs.riding import AI_SDK_SLOT as RIDE
 from streambridge.events import (
+    ArtifactPresented,
     DataPart,
     Elicitation,
     MessageMetadata,
@@ -98,15 +99,18 @@ def test_client_output_keeps_the_answer() -> None:
 
 
 def test_client_output_is_smaller_than_exact() -> None:
-    """Carriers dropped: a client never receives more frames at ``client`` than at ``exact``."""
+    """Carriers dropped: a client never receives more frames at ``client`` than at ``exact``,
+    but for one frame per artifact derived from a tool output (an archive needs none: the tool
+    output says it; a live client is shown it as an artifact)."""
     failures = []
     for scenario in SCENARIOS:
         for source in CODECS:
             data = golden(scenario, source)
+            derived = sum(1 for e in decode(source, data) if isinstance(e, ArtifactPresented) and e.synthetic)
             for target in CODECS:
                 exact = b"".join(translate([data], source, target))
                 client = _client(source, target, data)
-                if _frames(target, client) > _frames(target, exact):
+                if _frames(target, client) > _frames(target, exact) + derived:
                     failures.append(f"{scenario}: {source} → {target}")
     assert not failures, "\n".join(failures)
 

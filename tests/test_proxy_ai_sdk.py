@@ -10,6 +10,7 @@ from aiohttp import web
 
 from streambridge.codecs.ai_sdk.http import HEADERS
 
+from .nest_threads import NestThreads
 from .proxy_support import (
     PING,
     Upstream,
@@ -33,7 +34,12 @@ CHAT = {
 
 
 class HeldNest(Upstream):
-    """A nest backend answering with capture 01, held after its first four frames until released."""
+    """A nest backend answering with capture 01, held after its first four frames until released
+    (its threads the real server's: tests/nest_threads.py)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads = NestThreads()
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -41,10 +47,11 @@ class HeldNest(Upstream):
         return app
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
-        await self.record(request)
+        body = msgspec.json.decode(await self.record(request))
         cap = capture("01-chat-read-only.http")
-        headers = {k: v for k, v in cap.headers.items() if k.startswith("x-agent-")}
-        return await write_stream(request, frames(cap.body), status=201, headers=headers, upstream=self, hold_after=4)
+        recorded = {k: v for k, v in cap.headers.items() if k.startswith("x-agent-")}
+        headers, parts = self.threads.answer(body, recorded, frames(cap.body))
+        return await write_stream(request, parts, status=201, headers=headers, upstream=self, hold_after=4)
 
 
 @pytest.fixture
@@ -63,7 +70,7 @@ async def test_the_chat_answers_with_the_exact_ui_message_stream_headers(use_cha
     assert resp.status == 200
     for name, value in HEADERS.items():
         assert resp.headers[name] == value, name
-    assert backend.last_json["threadId"] == "chat-7"  # the chat id is the upstream's thread
+    assert "threadId" not in backend.last_json  # a first message: the server makes the thread
     assert body.startswith(PING)  # a heartbeat, as an SSE comment, before the first upstream byte
     assert body.endswith(b"data: [DONE]\n\n")
     assert decode("ai-sdk", without_comments(body))[-1].status == "succeeded"

@@ -12,6 +12,7 @@ from aiohttp import web
 
 from streambridge.events import UNSET, RunStart, Terminal, TextDelta, ToolCall, ToolDenied, ToolOutput
 
+from .nest_threads import NestThreads
 from .proxy_support import (
     PING,
     Upstream,
@@ -181,6 +182,7 @@ class NestBackend(Upstream):
         self.cancels: list[tuple[str, dict[str, str]]] = []
         self.cancel_seen = asyncio.Event()
         self.approved = asyncio.Event()
+        self.threads = NestThreads()  # the real server's (tests/nest_threads.py)
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -192,8 +194,8 @@ class NestBackend(Upstream):
     async def chat(self, request: web.Request) -> web.StreamResponse:
         body = msgspec.json.decode(await self.record(request))
         cap = capture("02-chat-action-approved.http")
-        headers = {k: v for k, v in cap.headers.items() if k.startswith("x-agent-")}
-        parts = frames(cap.body)
+        recorded = {k: v for k, v in cap.headers.items() if k.startswith("x-agent-")}
+        headers, parts = self.threads.answer(body, recorded, frames(cap.body))
         if body["message"] == "wait":
             return await write_stream(request, parts[:4], status=201, headers=headers, upstream=self, hold_after=4)
         if body["message"] == "stop":
@@ -238,7 +240,7 @@ async def test_agentkit_client_chats_and_approves_against_a_nest_backend(agentki
 
     seen = bytearray()
     await read_until(resp.content, b'"requiresApproval":true', seen)
-    assert backend.last_json == {"message": "weather and purge, slow", "threadId": "thr-5"}
+    assert backend.last_json == {"message": "weather and purge, slow"}  # new: the server makes the thread
     assert backend.requests[0]["headers"]["x-actor-id"] == "u1"
     assert seen.startswith(PING)
     answer = await client.post("/tool-call/approve", json={"toolCallId": "call-a1"})

@@ -9,7 +9,7 @@ import msgspec
 import pytest
 from aiohttp import web
 
-from streambridge import Translator
+from streambridge import Translator, codecs
 from streambridge.events import RunStart, Terminal
 
 from .proxy_support import (
@@ -60,10 +60,23 @@ def golden_upstream(source: str, upstream: Upstream) -> web.Application:
     return stream_app(handler, "/agent/chat" if source == "nest" else "/up")
 
 
-def reference(scenario: str, source: str, target: str) -> bytes:
-    """The core translation of the same golden, in one piece, as the proxy serves it (client)."""
+def reference(scenario: str, source: str, target: str, conversation: str | None = "conv-1") -> bytes:
+    """The core translation of the same golden, in one piece, as the proxy serves it (client):
+    an upstream that chooses its thread ids (nest) has its run start name the client's
+    conversation, when the client named one."""
     translator = Translator(source, target, strict=True, fidelity="client")
+    if codecs.get(source).http.server_threads and conversation is not None:
+        translator.name_thread(conversation, lambda thread: None)
     return translator.feed(golden(scenario, source)) + translator.close()
+
+
+def sent_upstream(source: str, scenario: str) -> dict:
+    """The request the upstream gets for a conversation's first message: one that chooses its
+    thread ids (nest) is sent none, and makes one."""
+    sent = REQUESTS[source](scenario) | ({"history": []} if source == "agentkit" else {})
+    if codecs.get(source).http.server_threads:
+        del sent["threadId"]
+    return sent
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
@@ -80,7 +93,7 @@ async def test_golden_through_proxy(aiohttp_server, aiohttp_client, scenario, so
     assert resp.headers["X-Accel-Buffering"] == "no"
     assert "Content-Encoding" not in resp.headers
     sent = upstream.last_json
-    assert sent == REQUESTS[source](scenario) | ({"history": []} if source == "agentkit" else {})
+    assert sent == sent_upstream(source, scenario)
 
     if scenario == "truncated":
         end = decode(target, without_comments(body) if target != "oma" else body)[-1]
@@ -125,9 +138,11 @@ async def test_real_nest_capture_with_its_headers(aiohttp_server, aiohttp_client
     body = await resp.read()
     assert resp.status == 200
     assert upstream.requests[0]["path"] == "/agent/chat"
-    assert upstream.last_json == {"message": "weather?", "threadId": "conv-1"}
+    assert upstream.last_json == {"message": "weather?"}  # a first message: the server makes the thread
     events = decode(target, without_comments(body) if target == "agentkit" else body)
-    want = decode(target, Translator("nest", target, strict=True, fidelity="client").feed(cap.body))
+    translator = Translator("nest", target, strict=True, fidelity="client")
+    translator.name_thread("conv-1", lambda thread: None)  # the client knows its own conversation
+    want = decode(target, translator.feed(cap.body))
     assert events == want
     end = events[-1]
     assert type(end) is Terminal
@@ -166,6 +181,8 @@ async def test_framing_is_detected_when_the_upstream_content_type_does_not_say(
         server = await aiohttp_server(stream_app(chat, "/agent/chat", "/up"))
         out = await _through_proxy(aiohttp_client, url_of(server, "/agent" if source == "nest" else "/up"), source)
     translator = Translator(source, "agentkit", source_framing=framing, strict=True, fidelity="client")  # type: ignore[arg-type]
+    if codecs.get(source).http.server_threads:
+        translator.name_thread("conv-1", lambda thread: None)  # the client knows its own conversation
     assert out == translator.feed(body) + translator.close()
 
 
@@ -196,7 +213,7 @@ async def test_one_write_per_upstream_chunk(aiohttp_server, aiohttp_client, monk
     from streambridge.bridge import relay as relay_module
 
     body = golden("unicode-split", "nest")
-    expected = reference("unicode-split", "nest", "agentkit")
+    expected = reference("unicode-split", "nest", "agentkit", conversation=None)  # (the client names none)
     pieces = [body[i : i + 7] for i in range(0, len(body), 7)]
     feeds: list[bytes] = []
     writes: list[bytes] = []

@@ -111,6 +111,9 @@ class Config:
     run_log_lease: float = 5.0
     #: entries kept per run in Redis (approximately: ``XADD … MAXLEN ~``)
     run_log_maxlen: int = 100_000
+    #: seconds the upstream's own thread of a client conversation is remembered after its last
+    #: message (an upstream that chooses its thread ids: runlog/threads.py)
+    thread_ttl: float = 30 * 86400.0
     #: the request header naming the identity that owns a run (set by a gateway); without it,
     #: a hash of the client's Authorization and Cookie headers
     owner_header: str | None = None
@@ -275,8 +278,8 @@ def load_routes_toml(
 
     ```toml
     [server]            # host, port, log_json, drain_timeout, max_upstream_connections, upstream_keepalive,
-                        # run_log, run_log_ttl, run_log_bytes, run_log_lease, run_log_maxlen, owner_header,
-                        # inspect, inspect_streams, inspect_stream_bytes, inspect_bytes,
+                        # run_log, run_log_ttl, run_log_bytes, run_log_lease, run_log_maxlen, thread_ttl,
+                        # owner_header, inspect, inspect_streams, inspect_stream_bytes, inspect_bytes,
                         # allowed_hosts, require_identity
     [defaults]          # any route setting, for every route
     [[routes]]
@@ -391,6 +394,7 @@ def build_config(
         run_log_bytes=int(_positive(server, env, "run_log_bytes", 256 * 1024 * 1024)),
         run_log_lease=_positive(server, env, "run_log_lease", 5.0),
         run_log_maxlen=int(_positive(server, env, "run_log_maxlen", 100_000)),
+        thread_ttl=_positive(server, env, "thread_ttl", 30 * 86400.0),
         owner_header=owner_header or server.get("owner_header") or env.get(ENV_PREFIX + "OWNER_HEADER") or None,
         inspect=bool(inspect if inspect is not None else server.get("inspect", False)),
         inspect_streams=int(inspect_streams or _positive(server, env, "inspect_streams", 100)),

@@ -24,6 +24,7 @@ from .logging import log_event, setup_logging
 from .metrics import CONTENT_TYPE_LATEST
 from .router import mount_route
 from .runlog import open_run_log
+from .runlog.threads import thread_map
 from .state import STATE, BridgeState
 from .upstream import ConnectionLimit, make_session
 
@@ -56,6 +57,7 @@ async def _session_ctx(app: web.Application) -> AsyncIterator[None]:
     )
     if state.runlog is not None:
         await state.runlog.start(state.cancel_live)
+    state.threads = thread_map(state.runlog, config.thread_ttl)
     state.session = make_session(state.config.upstream_keepalive)
     metrics = state.metrics
     state.limit = ConnectionLimit(

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .asks import Pending
     from .relay import Relay
     from .runlog import RunLog
+    from .runlog.threads import ThreadMap
     from .upstream import ConnectionLimit, Upstream
 
 __all__ = ["STATE", "BridgeState"]
@@ -39,6 +40,9 @@ class BridgeState:
     live: dict[str, Relay] = field(default_factory=dict)
     #: where every run's output is logged for resume (None: ``--run-log off``)
     runlog: RunLog | None = None
+    #: the upstream's own thread of each client conversation, for upstreams that choose them
+    #: (beside the run log: in Redis when it is, else in this process)
+    threads: ThreadMap | None = None
     #: this proxy instance (a run log shared by instances sends cancels to a run's owner by it)
     instance: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
     #: the interrupts each thread's last run ended asking about (route name, thread id), newest last

@@ -31,6 +31,7 @@ __all__ = [
     "present_json",
     "present_result",
     "read_part",
+    "said_as_derived",
     "size_text",
 ]
 
@@ -117,6 +118,24 @@ def present_result(output: Raw, call_id: str) -> ArtifactPresented | None:
     s = result.snapshot
     snapshot = ArtifactSnapshot(kind=s.kind, media_type=s.media_type, bytes=s.bytes, label=s.label)
     return ArtifactPresented(ref=result.ref, as_=result.as_, snapshot=snapshot, tool_call_id=call_id, synthetic=True)
+
+
+def said_as_derived(e: ArtifactPresented, derived: ArtifactPresented) -> bool:
+    """Whether an artifact as a protocol read it says no more than ``derived`` (the one derived
+    from its tool output): the same ref, ``as``, snapshot and presenting call, and nothing of
+    its own (no iteration, unknown members or members kept as received). Its message is the
+    output's or none, as its protocol names messages or not."""
+    return (
+        e.ref == derived.ref
+        and e.as_ == derived.as_
+        and e.snapshot == derived.snapshot
+        and e.tool_call_id == derived.tool_call_id
+        and e.iteration is UNSET
+        and e.extra is UNSET
+        and e.verbatim is UNSET
+        and e.event_id is UNSET
+        and e.message_id in (UNSET, derived.message_id)
+    )
 
 
 def present_json(e: ArtifactPresented) -> bytes:

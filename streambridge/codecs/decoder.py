@@ -31,7 +31,7 @@ from ..events import (
     Verbatim,
     decode_event,
 )
-from .artifacts import PART_NAMES, present_result, read_part
+from .artifacts import PART_NAMES, present_result, read_part, said_as_derived
 from .carrier import carrier_decoder, rider_decoder
 from .envelope import envelope_decoder, splice_extra
 from .errors import Diagnostic, FrameProblem, ProblemKind, StreamError, check_utf8, keep
@@ -197,6 +197,8 @@ class Decoder:
         self._whole = False  # the carrier just read is a terminal whose answer came whole
         self._calls: set[str] = set()  # tool calls announced so far
         self._presented: set[str] = set()  # refs of the artifacts presented so far
+        #: the artifact derived from the event just pushed (a tool output presenting one)
+        self._derived: ArtifactPresented | None = None
         self._pieces = TextPieces(self._text)
         #: frames of known kinds may take the codec's hot path (off: every frame the full way,
         #: for tests that compare the two)
@@ -388,6 +390,8 @@ class Decoder:
 
     def _accept(self, event: Event) -> None:
         """A non-delta event from the hot path (a codec that settles events late sees it here)."""
+        if self._derived_again(event):
+            return
         if type(event) is ToolCall:
             self._calls.add(event.call_id)
         self._out.append(event)
@@ -493,6 +497,8 @@ class Decoder:
             message = f"{type(event).__name__} event after the terminal event ignored"
             keep(self.diagnostics, Diagnostic(self.codec, "after-terminal", message))
             return
+        if self._derived_again(event):
+            return
         self._begun = True
         if self._early and type(event) is not RunStart:
             self._flush_early(out)
@@ -533,6 +539,19 @@ class Decoder:
             self._presented.add(artifact.ref)
             artifact.message_id = output.message_id
             out.append(artifact)
+            self._derived = artifact
+
+    def _derived_again(self, event: Event) -> bool:
+        """Whether ``event`` is the artifact just derived from a tool output, written plainly
+        right after it (what encoders write for a live client: ``Encoder._skips_derived``): read
+        as the derived one it is, it is dropped (the derived one went out). Only the event right
+        after the output, not restored from a carrier, saying what the derived one says (its
+        protocol's own fields at their defaults, no unknown members): the same rule as implied
+        step brackets, whose encoders carry a real one in an implied place."""
+        derived, self._derived = self._derived, None
+        if derived is None or type(event) is not ArtifactPresented or self._from_carrier:
+            return False
+        return said_as_derived(event, derived)
 
     def _artifact_part(self, name: str, members: dict[str, Raw]) -> Event | None:
         """The artifact event of a ``data-artifact`` part this protocol's encoder wrote (see

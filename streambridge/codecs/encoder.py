@@ -28,7 +28,7 @@ from ..events import (
     ToolOutput,
     encode_event,
 )
-from .artifacts import part_body, part_name
+from .artifacts import part_body, part_name, present_result, said_as_derived
 from .carrier import BARE_STRUCTURE, NEEDS_CARE, Payload, carrier_body, carrier_name, is_id_line, verbatim_payloads
 from .envelope import json_encode
 from .errors import Diagnostic, keep
@@ -193,6 +193,8 @@ class Encoder:
         self._pieces = TextPieces(self._text)
         self._own_text = True
         self._announced: set[str] = set()
+        #: the artifact the tool output just written presents: where a decoder reads one as derived
+        self._derived_place: ArtifactPresented | None = None
         self._bare_carriers: dict[tuple[type, bool, int], bytes] = {}
         self._whole_text: list[Event] = []  # text a decoder made from its source's terminal
         self._covered: list[bytes] = []  # the frames of that text, rendered by the terminal
@@ -351,18 +353,50 @@ class Encoder:
     #: the protocol's data part names its message (agentkit's ``messageId``)
     _parts_say_message_id: ClassVar[bool] = False
 
+    def _skips_derived(self, e: ArtifactPresented | ArtifactRefused) -> bool:
+        """An artifact derived from a tool output (``synthetic``) is written only for a live
+        client (``client`` fidelity), plainly, where the tool output says it (right after it):
+        an artifact-aware client shows it as the artifact it is, and a decoder reads that form,
+        in that place, back as derived (see ``Decoder._follow_artifacts``). An archive
+        (``exact``) needs none: the tool output says it to every reader."""
+        return e.synthetic and self.fidelity != "client"
+
     @handles(ArtifactPresented, ArtifactRefused, writes=ARTIFACT_FIELDS)
     def _artifact(self, e: ArtifactPresented | ArtifactRefused, parts: list[bytes]) -> None:
         """An artifact as a ``data-artifact`` part whose id is its ref (see :mod:`.artifacts`),
         in the protocol's data part; a protocol with a native form overrides this. One derived
-        from a tool output is not written: the tool output says it, to every reader."""
-        if e.synthetic:
+        from a tool output is written for a live client only (:meth:`_skips_derived`)."""
+        if self._skips_derived(e):
             return
         if not self.artifact_parts:
             self._put(parts, e, [], False)
             return
         native = e.extra is UNSET and (e.message_id is UNSET or self._parts_say_message_id)
         self._put(parts, e, [self._carrier_payload(e, part_name(e), part_body(e))], native)
+
+    def _says_it_all(self, event: Event) -> bool:
+        """Whether an event its handler wrote natively reads back as itself: every field written
+        (most types leave none unwritten), and no real artifact where a derived one is read."""
+        if self.unwritten.get(type(event)) and not self._writes_every_field(event):
+            return False
+        return type(event) is not ArtifactPresented or not self._in_derived_place(event)
+
+    def _note_place(self, event: Event) -> None:
+        """After a tool output that presents an artifact, the place a decoder reads that
+        artifact in as derived (kept past the derived one itself when it was not written)."""
+        if type(event) is ToolOutput:
+            place = self._derived_place = present_result(event.output, event.call_id)
+            if place is not None:
+                place.message_id = event.message_id  # (as the decoder derives it)
+        elif not (type(event) is ArtifactPresented and event.synthetic and self._skips_derived(event)):
+            self._derived_place = None
+
+    def _in_derived_place(self, e: ArtifactPresented) -> bool:
+        """A real artifact written where its tool output says it, saying no more: its decoder
+        would read it as derived and drop it, so it needs a carrier (as a real step bracket in
+        an implied place does)."""
+        place = self._derived_place
+        return place is not None and not e.synthetic and said_as_derived(e, place)
 
     def _carrier_payload(self, event: Event, name: bytes, body: bytes) -> bytes:
         """The protocol's data part around a carrier's ``name`` (JSON) and ``body`` (the
@@ -377,8 +411,8 @@ class Encoder:
         this codec decoded with unknown fields inside go back as they came; another codec's
         such members make a carrier.
         """
-        if native and self.unwritten.get(type(event)):  # (most types: no field left unwritten)
-            native = self._writes_every_field(event)
+        if native:
+            native = self._says_it_all(event)
         if event.verbatim is not UNSET:
             if event.verbatim.origin == self.codec:
                 payloads = verbatim_payloads(payloads, event.verbatim.members)
@@ -595,6 +629,7 @@ class Encoder:
         if self._whole_text:
             self._write_whole_text(parts, for_terminal=type(event) is Terminal)
         self._handle(event, parts)
+        self._note_place(event)
         if type(event) is ToolCall or type(event) is ToolInputStart:
             self._announced.add(event.call_id)
         elif type(event) is Terminal:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import msgspec
@@ -26,6 +26,7 @@ __all__ = [
     "DecisionBody",
     "HttpSurface",
     "Runs",
+    "Threads",
     "capture_head",
     "join_url",
     "upstream_scheme_is_http",
@@ -127,6 +128,22 @@ class Runs:
 
 
 @dataclass(frozen=True)
+class Threads:
+    """How a protocol's chat requests name the conversation they continue (a
+    :class:`~.requests.ChatRequest`'s ``thread_id``), and who may choose that name.
+
+    ``client``: a client names its conversations, and a server takes any name (the proxy sends
+    the client's upstream as it is). ``server``: the server mints the name when a first message
+    comes without one, says it in its run's thread id header and run start, and takes no other
+    (nest: an unknown ``threadId`` fails the run), so a proxy in front of it keeps which of the
+    server's threads each client conversation is."""
+
+    #: the request member that names the conversation (for people: docs, error messages)
+    field: str
+    chosen_by: Literal["client", "server"] = "client"
+
+
+@dataclass(frozen=True)
 class HttpSurface:
     """How clients of a protocol talk to a server of it, and how to talk to an upstream of it."""
 
@@ -161,6 +178,17 @@ class HttpSurface:
     decisions: DecisionBody = TOOL_CALL_DECISIONS
     #: response headers of its own (beside the run's id headers) that its browser clients read
     readable_headers: tuple[str, ...] = ()
+    #: how its requests name a conversation (None: they name none)
+    threads: Threads | None = None
+
+    def __post_init__(self) -> None:
+        if self.server_threads and self.runs is None:
+            raise ValueError("a server that chooses thread ids must say them in its runs (runs is unset)")
+
+    @property
+    def server_threads(self) -> bool:
+        """The server mints conversation ids and takes only its own (see :class:`Threads`)."""
+        return self.threads is not None and self.threads.chosen_by == "server"
 
     @property
     def exposed_headers(self) -> tuple[str, ...]:

@@ -190,6 +190,8 @@ def _expected(capture: StreamCapture, upstream: list[Frame], source_framing: Fra
         target_framing=target_framing,
         fidelity=facts.fidelity,
     )
+    if facts.conversation is not None:
+        translator.name_thread(facts.conversation, lambda thread: None)
     preamble = b"".join(data for _, data, origin in capture.client if origin == "proxy")
     if preamble.strip():  # the proxy's run start went out first: its translator knew it
         decoder = codecs.get(facts.target).decoder(target_framing, strict=False)

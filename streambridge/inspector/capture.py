@@ -59,6 +59,9 @@ class StreamFacts:
     upstream: str = ""  # the upstream URL without user info or query
     source_framing: str | None = None  # the upstream's, once known (None: detected from its bytes)
     fidelity: Fidelity = "exact"  # what the translation promised the client (codecs/fidelity.py)
+    #: the client's name of its conversation, said in the run start instead of the upstream's
+    #: own thread id (an upstream that chooses its thread ids: Translator.name_thread)
+    conversation: str | None = None
 
 
 class StreamCapture:

@@ -22,7 +22,7 @@ from ..relay import HttpSink
 from ..state import STATE, BridgeState
 from .mounted import RUN_ID_HEADER
 from .requests import TooLarge, json_error, read_body
-from .streams import StreamRoute
+from .streams import THREAD_MAP_UNAVAILABLE, StreamRoute, ThreadMapUnavailable
 from .upstream_request import Prepared, check_answers, prepare_request
 
 __all__ = ["ChatRoute", "negotiate_framing"]
@@ -52,6 +52,7 @@ class ChatRoute(StreamRoute):
             return prepared
         framing = negotiate_framing(self.route, request.headers.get("Accept"))
         translator = self._translator(framing)
+        self._watch_thread(state, request, translator, prepared)
         headers = self.stream_headers(request, framing)
         stream_id, preamble = self._open_run(state, translator, headers, prepared.thread_id)
         log = await self._begin_log(state, request, stream_id, framing, prepared.thread_id)
@@ -70,7 +71,7 @@ class ChatRoute(StreamRoute):
             stream=stream_id,
             upstream=safe_url(self.route.upstream),
         )
-        await self._run(state, relay, self._relayed(state, relay, upstream, preamble, prepared.thread_id))
+        await self._run(state, relay, self._relayed(state, relay, upstream, preamble, prepared))
         if not relay.client_lost:
             with contextlib.suppress(ConnectionError):
                 await resp.write_eof()
@@ -81,12 +82,17 @@ class ChatRoute(StreamRoute):
         cors = self.cors.headers(request)
         try:
             body = await read_body(request, self.route.max_request_bytes)
-            prepared = prepare_request(self.route, body, request.headers.get("Content-Type", ""), self._asked(state))
+            content_type = request.headers.get("Content-Type", "")
+            threads = self._threads(state, request)
+            prepared = await prepare_request(self.route, body, content_type, self._asked(state), threads)
             check_answers(state, self.route, body, prepared.thread_id)
         except TooLarge:
             return json_error(413, "request_too_large", "The request body is larger than this route accepts.", cors)
         except BadRequest as exc:
             return json_error(400, "bad_request", str(exc)[:300], cors)
+        except ThreadMapUnavailable as exc:
+            self._log_thread_map_unavailable(exc)
+            return json_error(503, "thread_map_unavailable", THREAD_MAP_UNAVAILABLE, cors)
         return prepared
 
     def _open_run(

@@ -4,6 +4,7 @@ upstream stream, the relay and running it, and remembering what the run ended as
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -15,18 +16,22 @@ from ...codecs.requests import ResumeEntry
 from ...inspector import StreamFacts
 from ..asks import Resumer
 from ..config import safe_url
+from ..logging import log_event
 from ..relay import Relay, Sink
 from ..runlog import RunInfo, RunWriter, identity
+from ..runlog.threads import ThreadKey, ThreadMapUnavailable
 from ..state import BridgeState
 from ..surfaces import secret_values, upstream_headers
 from ..upstream import Upstream, open_upstream
 from .mounted import Mounted
 from .requests import chat_key
-from .upstream_request import Prepared
+from .upstream_request import Prepared, Threads
 
-__all__ = ["StreamRoute"]
+__all__ = ["THREAD_MAP_UNAVAILABLE", "StreamRoute", "ThreadMapUnavailable"]
 
 _ACCEPT = {"sse": "text/event-stream", "ndjson": "application/x-ndjson"}
+#: what a client is told when the upstream's thread of its conversation cannot be looked up
+THREAD_MAP_UNAVAILABLE = "The proxy cannot reach its conversation store. Please try again."
 
 
 class StreamRoute(Mounted):
@@ -54,6 +59,38 @@ class StreamRoute(Mounted):
         """The upstream's runs end to ask and the client speaks another protocol: the proxy
         carries the answers between the two (asks.py)."""
         return self.source.interrupt_id is not None and self.route.source != self.route.target
+
+    def _threads(self, state: BridgeState, request: web.Request) -> Threads | None:
+        """Where this client's conversations find the upstream's own threads (None: the
+        upstream takes the client's conversation ids as they are)."""
+        if state.threads is None or not self.source.server_threads:
+            return None
+        return Threads(state.threads, identity(request.headers, state.config.owner_header))
+
+    def _watch_thread(
+        self, state: BridgeState, request: web.Request, translator: Translator, prepared: Prepared
+    ) -> None:
+        """Remember the thread the upstream's run start names as the conversation's (a
+        conversation the client did not name is then known by that id), and tell the client
+        its own conversation id there."""
+        threads = self._threads(state, request)
+        if threads is None:
+            return
+        route = self.route.name
+
+        def seen(thread: str) -> None:
+            if thread == prepared.upstream_thread:
+                return
+            key = prepared.conversation or ThreadKey(route, threads.owner, thread)
+            task = asyncio.get_running_loop().create_task(threads.map.put(key, thread))
+            state.background.add(task)
+            task.add_done_callback(state.background.discard)
+            prepared.remembering.append(task)
+
+        translator.name_thread(prepared.thread_id, seen)
+
+    def _log_thread_map_unavailable(self, exc: ThreadMapUnavailable) -> None:
+        log_event(logging.WARNING, "thread_map_unavailable", route=self.route.name, error=str(exc))
 
     def _asked(self, state: BridgeState) -> Callable[[str], dict[str, str]] | None:
         """What a thread's last run asked of a client, in the upstream's interrupt ids by tool call."""
@@ -147,19 +184,24 @@ class StreamRoute(Mounted):
             upstream=safe_url(route.upstream),
             source_framing=route.source_framing,
             fidelity=route.fidelity,
+            conversation=relay.translator.thread_name,
         )
         relay.tap = state.inspector.open(relay.stream_id, facts, secret_values(route.headers, request.headers))
         relay.tap.count_events = lambda: relay.translator.events_in
 
     async def _relayed(
-        self, state: BridgeState, relay: Relay, upstream: Upstream, preamble: bytes, thread_id: str | None
+        self, state: BridgeState, relay: Relay, upstream: Upstream, preamble: bytes, prepared: Prepared
     ) -> None:
+        """Relay the run; its client's response ends only once its log's end and the upstream's
+        thread of its conversation are stored (a client that saw its end finds both)."""
         try:
             await relay.run(upstream, preamble)
+            if prepared.remembering:
+                await asyncio.gather(*prepared.remembering)
             if relay.log is not None:
                 await relay.log.ended()
         finally:
-            self._remember_asks(state, thread_id, relay)
+            self._remember_asks(state, prepared.thread_id, relay)
             if state.live.get(relay.stream_id) is relay:
                 del state.live[relay.stream_id]
 

@@ -1,39 +1,67 @@
 """A client's chat request as its upstream's: translated between the two surfaces (or forwarded
-unchanged), with a thread id for clients whose protocol has runs, and the answers to what the
-thread's last run asked put where the upstream expects them."""
+unchanged), with a thread id for clients whose protocol has runs, the answers to what the
+thread's last run asked put where the upstream expects them, and, for an upstream that chooses
+its thread ids, the upstream's own thread of the client's conversation (runlog/threads.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import msgspec
 
 from ... import codecs
+from ...codecs.http import HttpSurface
 from ...codecs.requests import BadRequest, ChatRequest, check_depth, decision_entry
 from ..config import Route
+from ..runlog.threads import ThreadKey, ThreadMap
 from ..state import BridgeState
 
-__all__ = ["Prepared", "answer_by_call", "check_answers", "prepare_request"]
+__all__ = ["Prepared", "Threads", "answer_by_call", "check_answers", "prepare_request"]
 
 
 @dataclass
 class Prepared:
     body: bytes
     content_type: str
+    #: the conversation as the client names it
     thread_id: str | None
+    #: where the upstream's own thread of the conversation is remembered (an upstream that
+    #: chooses its thread ids, a conversation the client named), and the one sent (None: a
+    #: first message, the upstream makes one)
+    conversation: ThreadKey | None = None
+    upstream_thread: str | None = None
+    #: the upstream's thread being remembered (awaited before the client's response ends)
+    remembering: list[asyncio.Task[None]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Threads:
+    """Where a route's conversations are mapped to an upstream's own threads, for one client."""
+
+    map: ThreadMap
+    owner: str  # the client's identity (runlog.identity)
 
 
 def _new_thread() -> str:
     return "thr-" + uuid.uuid4().hex[:12]
 
 
-def prepare_request(
-    route: Route, body: bytes, content_type: str, asked: Callable[[str], dict[str, str]] | None = None
+async def prepare_request(
+    route: Route,
+    body: bytes,
+    content_type: str,
+    asked: Callable[[str], dict[str, str]] | None = None,
+    threads: Threads | None = None,
 ) -> Prepared:
     """The upstream request body for a client request (translated unless passthrough or same
     protocol). A client whose protocol has runs is told a thread id: minted when it gave none.
     ``asked(thread)`` gives the upstream interrupt ids of what the thread's last run asked, by
-    tool call: answers the client gave by call are sent by them."""
+    tool call: answers the client gave by call are sent by them. An upstream that chooses its
+    thread ids is sent its own thread of the conversation (``threads``), or none the first time.
+    Raises :class:`~..runlog.threads.ThreadMapUnavailable` when that cannot be known."""
     check_depth(body)  # forwarded unchanged or not, nothing deeper goes on
     client, upstream = codecs.get(route.target).http, codecs.get(route.source).http
     mint_thread = client.runs is not None
@@ -41,13 +69,54 @@ def prepare_request(
         thread = client.peek_thread_id(body)
         if thread is None and mint_thread:
             thread = _new_thread()
-        return Prepared(body, content_type or "application/json", thread)
+        prepared = Prepared(body, content_type or "application/json", thread)
+        await _upstream_thread(route, upstream, prepared, threads, unknown_is_upstreams=True)
+        return prepared
     req = client.parse_request(body)
     if req.thread_id is None and mint_thread:
         req.thread_id = _new_thread()
     if req.resume and asked is not None and req.thread_id:
         answer_by_call(req, asked(req.thread_id))
-    return Prepared(upstream.build_request(req), "application/json", req.thread_id)
+    prepared = Prepared(b"", "application/json", req.thread_id)
+    if await _upstream_thread(route, upstream, prepared, threads, unknown_is_upstreams=False):
+        req.thread_id = prepared.upstream_thread
+    prepared.body = upstream.build_request(req)
+    return prepared
+
+
+async def _upstream_thread(
+    route: Route, upstream: HttpSurface, prepared: Prepared, threads: Threads | None, *, unknown_is_upstreams: bool
+) -> bool:
+    """Find the upstream's own thread of the conversation, for an upstream that chooses them
+    (True: ``prepared.upstream_thread`` is what to send). A conversation the map does not know
+    is new, unless the request is forwarded in the upstream's own protocol, whose client may
+    name a thread the upstream made (then it goes as it came)."""
+    if threads is None or not upstream.server_threads or upstream.threads is None or not prepared.thread_id:
+        return False
+    key = ThreadKey(route.name, threads.owner, prepared.thread_id)
+    prepared.conversation = key
+    known = await threads.map.get(key)
+    if known is None and unknown_is_upstreams:
+        return False
+    prepared.upstream_thread = known
+    if unknown_is_upstreams:
+        prepared.body = _with_member(prepared.body, upstream.threads.field, known)
+    return True
+
+
+def _with_member(body: bytes, name: str, value: str | None) -> bytes:
+    """A JSON object's member set (or left out, for None), its other members as they were."""
+    try:
+        decoded = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        raise BadRequest("The body is not JSON.") from None
+    if not isinstance(decoded, dict):
+        raise BadRequest("The body is not a JSON object.")
+    if value is None:
+        decoded.pop(name, None)
+    else:
+        decoded[name] = value
+    return msgspec.json.encode(decoded)
 
 
 def answer_by_call(req: ChatRequest, interrupts: dict[str, str]) -> None:

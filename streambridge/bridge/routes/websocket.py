@@ -20,7 +20,7 @@ from ..relay import Relay, WsSink
 from ..state import STATE, BridgeState
 from .mounted import RUN_ID_HEADER
 from .requests import json_error
-from .streams import StreamRoute
+from .streams import THREAD_MAP_UNAVAILABLE, StreamRoute, ThreadMapUnavailable
 from .upstream_request import prepare_request
 
 __all__ = ["WebSocketRoute"]
@@ -46,11 +46,18 @@ class WebSocketRoute(StreamRoute):
         if body is None:
             return ws
         try:
-            prepared = prepare_request(route, body, "application/json", self._asked(state))
+            prepared = await prepare_request(
+                route, body, "application/json", self._asked(state), self._threads(state, request)
+            )
         except BadRequest as exc:
             await ws.close(code=WSCloseCode.INVALID_TEXT, message=str(exc)[:120].encode())
             return ws
+        except ThreadMapUnavailable as exc:
+            self._log_thread_map_unavailable(exc)
+            await ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=THREAD_MAP_UNAVAILABLE[:120].encode())
+            return ws
         translator = self._translator("ndjson")
+        self._watch_thread(state, request, translator, prepared)
         stream_id, preamble = self._open_run(state, translator, run_id, prepared.thread_id)
         log = await self._begin_log(state, request, stream_id, "ndjson", prepared.thread_id)
         relay = self._relay(state, request, prepared, translator, WsSink(request, ws), stream_id, log)
@@ -58,7 +65,7 @@ class WebSocketRoute(StreamRoute):
         watcher = asyncio.create_task(self._watch(ws, relay))
         upstream = self._upstream(state, request, prepared)
         try:
-            await self._run(state, relay, self._relayed(state, relay, upstream, preamble, prepared.thread_id))
+            await self._run(state, relay, self._relayed(state, relay, upstream, preamble, prepared))
         finally:
             watcher.cancel()
         if not ws.closed and not relay.client_lost:

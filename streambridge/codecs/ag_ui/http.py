@@ -18,7 +18,7 @@ import msgspec
 from msgspec import UNSET, Raw, Struct, UnsetType
 
 from ..framing import detect_framing, make_parser
-from ..http import HttpSurface
+from ..http import HttpSurface, Threads
 from ..requests import (
     WIRE,
     Attachment,
@@ -241,4 +241,5 @@ SURFACE = HttpSurface(
     asked_interrupts=asked_interrupts,
     interrupt_id=interrupt_id,
     answers_in_next_request=True,
+    threads=Threads("threadId"),  # required, the client's (HttpAgent mints one); runId too, per run
 )

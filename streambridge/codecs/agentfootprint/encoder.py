@@ -129,8 +129,10 @@ class AgentFootprintEncoder(Encoder):
 
     @handles(*_MAPPED, writes=_MAPPED_FIELDS)
     def _mapped(self, e: Event, parts: list[bytes]) -> None:
-        if (type(e) is StepStart or type(e) is StepFinish or type(e) is ArtifactPresented) and e.synthetic:
-            return  # implied structure, or an artifact its tool output says: no carrier describes it
+        if (type(e) is StepStart or type(e) is StepFinish) and e.synthetic:
+            return  # implied structure: no carrier describes it
+        if type(e) is ArtifactPresented and self._skips_derived(e):
+            return  # an artifact its tool output says (written for a live client only)
         if type(e) is ToolCall:
             if invented_call(e) and e.call_id == pause_id(self._tally):
                 return  # the announcement a pause request implies: its decoder invents it again

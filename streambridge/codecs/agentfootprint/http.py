@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from msgspec import UNSET, Raw, Struct, UnsetType
 
-from ..http import HttpSurface, join_url
+from ..http import HttpSurface, Threads, join_url
 from ..requests import WIRE, ChatRequest, check_id, decode_request, encode_request, optional, or_unset
 
 __all__ = ["SURFACE", "Invoke", "build_request", "parse_request"]
@@ -46,4 +46,5 @@ SURFACE = HttpSurface(
     parse_request=parse_request,
     build_request=build_request,
     upstream_chat_url=upstream_chat_url,
+    threads=Threads("sessionId"),  # the caller's: a missing one is no session (httpHost's readRequest)
 )

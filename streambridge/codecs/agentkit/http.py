@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from msgspec import UNSET, Struct, UnsetType
 
-from ..http import HttpSurface
+from ..http import HttpSurface, Threads
 from ..requests import (
     WIRE,
     Attachment,
@@ -110,4 +110,5 @@ SURFACE = HttpSurface(
     control_status=200,
     parse_request=parse_request,
     build_request=build_request,
+    threads=Threads("conversationId"),
 )

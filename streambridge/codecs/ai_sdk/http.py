@@ -11,7 +11,7 @@ from typing import Any
 
 from msgspec import UNSET, Struct, UnsetType
 
-from ..http import HttpSurface
+from ..http import HttpSurface, Threads
 from ..requests import (
     WIRE,
     Attachment,
@@ -142,4 +142,5 @@ SURFACE = HttpSurface(
     build_request=build_request,
     resume_path="api/chat/{chat_id}/stream",
     answers_in_next_request=True,
+    threads=Threads("id"),  # the chat id useChat makes (generateId) or is given
 )

@@ -367,7 +367,7 @@ class NestEncoder(BracketWriter, Encoder):
     def _artifact_ui(self, e: ArtifactPresented, parts: list[bytes]) -> None:
         """An artifact is a ``ui`` frame: id the ref, component its ``as``, props ``{ref, as,
         snapshot}``, the placeholder as fallback text (clients that draw nothing else show it)."""
-        if e.synthetic:
+        if self._skips_derived(e):
             return  # derived from a tool output, which says it to every reader
         w = UiW(
             id=e.ref,

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from msgspec import UNSET, Struct, UnsetType
 
-from ..http import HttpSurface, Runs, join_url
+from ..http import HttpSurface, Runs, Threads, join_url
 from ..requests import (
     WIRE,
     Attachment,
@@ -100,6 +100,9 @@ SURFACE = HttpSurface(
     upstream_chat_url=lambda upstream: join_url(upstream_base(upstream), "chat"),
     upstream_control_base=upstream_base,
     unnumbered_named_frames=True,
+    # the published server creates a thread for a message without threadId and fails the run
+    # of one it did not create (Cannot read properties of undefined (reading 'messages'))
+    threads=Threads("threadId", chosen_by="server"),
     runs=Runs(
         stream_path="agent/chat/{run_id}/stream",
         cancel_path="agent/chat/{run_id}/cancel",

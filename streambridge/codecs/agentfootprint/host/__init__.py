@@ -9,7 +9,8 @@ deltas, then one of ``complete {output}``, ``error {error, code?}`` or ``awaitin
 The mapping: ``chunk`` ↔ a primary text delta; ``complete`` ↔ a succeeded terminal (``output``
 equal to the streamed text decodes to an unset ``text``); ``error`` ↔ an error terminal whose
 failure has the message and code; ``awaiting`` ↔ a succeeded terminal with ``extra["awaiting"]``
-(the ``PendingAsk`` as received); any other name ↔ a data part kept whole. There is no run start:
+(the ``PendingAsk`` as received); ``artifact`` ↔ an artifact presented, its frame kept as
+received (``verbatim``); any other name ↔ a data part kept whole. There is no run start:
 the decoder invents one. Everything else travels in ``streambridge.carrier`` frames.
 
 The package: ``wire`` (the frame shapes and how a frame is read, for both directions),

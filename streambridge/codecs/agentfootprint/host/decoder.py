@@ -1,8 +1,8 @@
 """The hosting dialect's decoder: ``encodeSSE`` frames in, events out.
 
-``chunk`` is a text delta, ``complete``, ``error`` and ``awaiting`` are the terminal, and every
-other name (``artifact``, ``sessions``, a name from a newer host) is a data part kept whole, byte
-for byte. Unknown members of a known frame travel in the event's ``extra``. The dialect has no
+``chunk`` is a text delta, ``complete``, ``error`` and ``awaiting`` are the terminal, ``artifact``
+an artifact presented (the frame kept as received), and every other name (``sessions``, a name
+from a newer host) is a data part kept whole, byte for byte. Unknown members of a known frame travel in the event's ``extra``. The dialect has no
 run start: the first frame brings a synthetic one (unless it is the carrier of a real one). A
 ``complete`` with no ``chunk`` before it is a non-streamed answer: a synthetic delta carries its
 text, as for agentkit's non-streaming turns. ``: ping`` heartbeats never reach the decoder (the
@@ -39,7 +39,7 @@ from ...framing import Frame, Framing
 from ...sinks import EventSink
 from ...synthetic import announcement
 from ...terminals import canonical_failure
-from .wire import CARRIER_EVENT, KNOWN, NAME, Awaiting, Chunk, Complete, ErrorW, read_known, read_line
+from .wire import CARRIER_EVENT, KNOWN, NAME, Awaiting, Chunk, Complete, ErrorW, read_artifact, read_known, read_line
 
 __all__ = ["HostDecoder"]
 
@@ -125,6 +125,10 @@ class HostDecoder(Decoder):
                 if read is not None:
                     self._data = data
                     return self._read_wire(*read)
+            elif name == "artifact":
+                artifact = read_artifact(data)
+                if artifact is not None:
+                    return [artifact]
             else:
                 _json_decoder.decode(data)
         except (msgspec.DecodeError, RecursionError) as exc:  # (nesting deeper than msgspec reads)

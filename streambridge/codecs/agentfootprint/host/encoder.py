@@ -38,7 +38,7 @@ from ...envelope import input_of, json_encode, splice_extra
 from ...framing import Framing
 from ...synthetic import invented_call, invented_start
 from ...terminals import canonical_failure, default_failure
-from .wire import CARRIER_EVENT, NAME, ErrorW, is_json, ndjson_line, read_line, reads_whole
+from .wire import CARRIER_EVENT, NAME, ErrorW, is_json, ndjson_line, read_artifact, read_line, reads_whole
 
 __all__ = ["HostEncoder"]
 
@@ -84,6 +84,13 @@ class HostEncoder(Encoder):
 
     @handles(ArtifactPresented, ArtifactRefused, writes=ARTIFACT_FIELDS)
     def _artifact(self, e: ArtifactPresented | ArtifactRefused, parts: list[bytes]) -> None:
+        """A host's own ``artifact`` frame goes back as it came; any other artifact is a
+        ``data-artifact`` part in a carrier's frame (the dialect's frame says no ``as``)."""
+        if type(e) is ArtifactPresented and e.verbatim is not UNSET and e.verbatim.origin == self.codec:
+            payload = json_encode(e.verbatim.members)
+            native = read_artifact(payload) == msgspec.structs.replace(e, event_id=UNSET)
+            self._put(parts, e, [("artifact", payload)], native)
+            return
         self._carrying = True  # (named as a carrier is)
         try:
             super()._artifact(e, parts)

@@ -22,9 +22,12 @@ _SHAPES = {
 
 class HostRules(Rules):
     event_names = (*EVENT_NAMES, CARRIER_EVENT)
-    #: artifact and sessions are kept whole by design; a known frame kept whole is AFH001 instead
+    #: sessions (and an artifact of another shape) are kept whole by design; a known frame kept
+    #: whole is AFH001 instead
     known_passthrough = frozenset({"artifact", "sessions", *KNOWN})
-    kept_members = frozenset({"awaiting"})  # an awaiting frame is a terminal that keeps its ask
+    #: an awaiting frame is a terminal that keeps its ask; an artifact frame's presentation keeps
+    #: its whole ArtifactMeta (``ref``, ``digest``, ``createdAt`` …)
+    kept_members = frozenset({"awaiting", "artifact"})
     catalogue: ClassVar[dict[str, tuple[str, str, str]]] = {
         "AFH001": (
             "frame-shape",

@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, Raw, Struct, UnsetType
 
+from ....events import ArtifactPresented, ArtifactSnapshot, Verbatim
 from ...envelope import envelope_decoder, json_encode, split_extra
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "KNOWN",
     "NAME",
     "Artifact",
+    "ArtifactMetaW",
     "ArtifactW",
     "Awaiting",
     "CarrierW",
@@ -36,6 +38,7 @@ __all__ = [
     "SessionsW",
     "is_json",
     "ndjson_line",
+    "read_artifact",
     "read_known",
     "read_line",
     "reads_whole",
@@ -78,17 +81,27 @@ class Awaiting(Struct, **_W):
     awaiting: Raw
 
 
+class ArtifactMetaW(Struct, rename="camel", gc=False):
+    """What an artifact's ``ArtifactMeta`` says of it that a placeholder needs (its other
+    members, ``ref``, ``digest``, ``createdAt`` …, stay in the frame kept whole)."""
+
+    kind: str
+    media_type: str
+    bytes: int
+    label: str | UnsetType = UNSET
+
+
 class ArtifactW(Struct, gc=False):
-    """An artifact as the host pushes it (``artifactWire.ts``): its ticket, its meta, and the
-    payload when it is sent (``artifact-get``). Kept whole: the decoder never takes it apart."""
+    """An artifact as the host pushes it (``artifactWireBody`` in ``artifactWire.ts``): its
+    ticket, its meta, and the payload when it is sent (``artifact-get``)."""
 
     ref: str
-    meta: Raw
+    meta: ArtifactMetaW
     data: Raw | UnsetType = UNSET
 
 
 class Artifact(Struct, gc=False):
-    """``event: artifact``: an artifact pushed to the client."""
+    """``event: artifact``: an artifact handed to the client by reference."""
 
     artifact: ArtifactW
 
@@ -133,6 +146,7 @@ _FIELDS = {
 _CLASH = {"complete": "awaiting", "awaiting": "output"}
 _json_decoder = msgspec.json.Decoder(Raw)
 _named_decoder = msgspec.json.Decoder(Named)
+_artifact_decoder = msgspec.json.Decoder(Artifact)
 _NAMED_HEAD = b'{"event":'
 
 
@@ -158,12 +172,30 @@ def read_known(name: str, data: bytes) -> tuple[Struct, dict[str, Raw]] | None:
         return None
 
 
+def read_artifact(data: bytes) -> ArtifactPresented | None:
+    """An ``artifact`` frame's presentation: the ref and the snapshot its meta gives (the frame
+    says no ``as``), every member of the frame kept as received (``verbatim``: the frame comes
+    back byte for byte, another protocol carries it); None when its data has another shape (the
+    frame is kept whole). Data that is no JSON raises ``msgspec.DecodeError``."""
+    try:
+        shape = _artifact_decoder.decode(data)
+    except msgspec.ValidationError:
+        return None
+    meta = shape.artifact.meta
+    snapshot = ArtifactSnapshot(kind=meta.kind, media_type=meta.media_type, bytes=meta.bytes, label=meta.label)
+    event = ArtifactPresented(ref=shape.artifact.ref, snapshot=snapshot)
+    event.verbatim = Verbatim(origin=NAME, members=envelope_decoder.decode(data))
+    return event
+
+
 def reads_whole(name: str, data: bytes) -> bool:
     """Whether the decoder keeps a frame named ``name`` with ``data`` whole, as a data part (an
-    unknown name, ``artifact``, ``sessions``, or a known name with data of another shape)."""
+    unknown name, ``sessions``, an ``artifact`` or a known name with data of another shape)."""
     try:
         if name in KNOWN:
             return read_known(name, data) is None
+        if name == "artifact":
+            return read_artifact(data) is None
         _json_decoder.decode(data)
     except (msgspec.DecodeError, RecursionError):
         return False  # no JSON (or nested deeper than msgspec reads): a malformed frame

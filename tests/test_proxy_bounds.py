@@ -5,13 +5,21 @@ NDJSON upstream cut mid-line is ``truncated``."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import socket
+from collections.abc import Callable
+from typing import Any
 
+import msgspec
 import pytest
 from aiohttp import web
 
+from streambridge.bridge.state import STATE
+
 from .proxy_support import Upstream, decode, proxy_config, start_proxy, stream_app, url_of, write_stream
-from .test_proxy_faults import assert_fault
+from .test_proxy_faults import assert_fault, metric
+from .test_proxy_slow_readers import DONE, META, RawClient, until
 
 OMA_TEXT = b'{"type":"text","data":"Hello"}\n'
 AGENTKIT_START = b'{"type":"turn_start","turnId":"t1","messageId":"m1"}\n'
@@ -47,3 +55,123 @@ async def test_an_ndjson_upstream_that_ends_mid_line_is_truncated(
     body = await (await client.post("/", json={"prompt": "hi"})).read()
     assert [e.text for e in decode("oma", body) if type(e).__name__ == "TextDelta"] == ["Hello"]
     await assert_fault(client, caplog, body, "oma", "truncated")
+
+
+# -- 13: a client that never reads is dropped wherever the proxy waits on it ---------------------
+
+
+def nest_text(size: int) -> bytes:
+    return b"data: " + msgspec.json.encode({"kind": "text", "text": "y" * size}) + b"\n\n"
+
+
+class TightClient(RawClient):
+    """A raw client whose kernel takes only a few KiB before it reads (it never does)."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        self.sock.connect(("127.0.0.1", port))
+        self.sock.setblocking(False)
+
+
+def connection_of(client: Any, reader: RawClient) -> Any:
+    """The proxy's transport of ``reader``'s connection (None once the proxy let it go)."""
+    mine = reader.sock.getsockname()
+    for handler in client.server.runner.server.connections:
+        transport = handler.transport
+        if transport is not None and transport.get_extra_info("peername") == mine:
+            return transport
+    return None
+
+
+def unsent(client: Any, reader: RawClient) -> int:
+    """What the proxy holds for ``reader`` above what the kernels took."""
+    transport = connection_of(client, reader)
+    return transport.get_write_buffer_size() if transport is not None else 0
+
+
+async def open_streams(client: Any) -> float:
+    return await metric(client, "streambridge_open_streams", route="default")
+
+
+async def answer_until(resp: web.StreamResponse, backed_up: Callable[[], bool], taken: Callable[[int], bool]) -> None:
+    """Small text frames one by one, each once the proxy has taken the one before, until the
+    proxy holds unsent bytes for the client that does not read (well below its high-water mark,
+    so no write of the run waits on it), then the end: only the end of the response is left
+    waiting on that client."""
+    frames = 0
+    while not backed_up():
+        await resp.write(nest_text(1024))
+        frames += 1
+        await until(lambda n=frames: backed_up() or taken(n), "the proxy took the frame")
+    await resp.write(DONE)
+
+
+async def test_a_client_that_never_reads_the_end_of_its_answer_is_dropped(aiohttp_server, aiohttp_client) -> None:
+    proxy: list[Any] = []
+    reader_of: list[RawClient] = []
+
+    def taken(frames: int) -> bool:  # decoded (the meta and the frames): its write reached the client's transport
+        relays = proxy[0].app[STATE].relays
+        return not relays or next(iter(relays)).translator.events_in >= 1 + frames
+
+    async def chat(request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse(status=201, headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        await resp.write(META)
+        await answer_until(resp, lambda: unsent(proxy[0], reader_of[0]) > 0, taken)
+        return resp
+
+    server = await aiohttp_server(stream_app(chat, "/agent/chat"))
+    config = proxy_config(url_of(server, "/agent"), "nest", "nest", client_stall_timeout=0.3)
+    client = await start_proxy(aiohttp_client, config)
+    proxy.append(client)
+    reader = TightClient(client.port)
+    reader_of.append(reader)
+    try:
+        await reader.send("POST", "/agent/chat", b'{"message":"hi"}')
+        await until(lambda: connection_of(client, reader) is not None, "the proxy took the request")
+        await until(lambda: connection_of(client, reader) is None, "the proxy dropped the client that reads nothing")
+        assert await open_streams(client) == 0.0
+        assert await metric(client, "streambridge_faults_total", route="default", code="client_stalled") == 1.0
+    finally:
+        reader.sock.close()
+
+
+async def test_a_follower_that_never_reads_the_end_of_the_run_is_dropped(aiohttp_server, aiohttp_client) -> None:
+    attached = asyncio.Event()
+    proxy: list[Any] = []
+    follower_of: list[RawClient] = []
+    received = bytearray()
+
+    async def chat(request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse(status=201, headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        await resp.write(META)
+        await attached.wait()
+        backed_up = lambda: unsent(proxy[0], follower_of[0]) > 0  # noqa: E731
+        await answer_until(resp, backed_up, lambda frames: received.count(b'"kind":"text"') >= frames)
+        return resp
+
+    server = await aiohttp_server(stream_app(chat, "/agent/chat"))
+    config = proxy_config(url_of(server, "/agent"), "nest", "nest", client_stall_timeout=0.3)
+    client = await start_proxy(aiohttp_client, config)
+    proxy.append(client)
+    resp = await client.post("/agent/chat", json={"message": "hi"})
+    run_id = resp.headers["X-Agent-Run-Id"]
+    received += await resp.content.readuntil(b"\n\n")
+    follower = TightClient(client.port)  # re-attaches, then reads nothing
+    follower_of.append(follower)
+    try:
+        await follower.send("GET", f"/agent/chat/{run_id}/stream")
+        logged = client.app[STATE].runlog.runs[run_id]
+        await until(lambda: logged.readers > 0, "the follower attached")
+        attached.set()
+        async with asyncio.timeout(20):  # the chat's own client reads the whole run
+            async for chunk in resp.content.iter_any():
+                received.extend(chunk)
+        assert received.endswith(DONE)
+        await until(lambda: connection_of(client, follower) is None, "the proxy dropped the follower")
+        assert await open_streams(client) == 0.0
+    finally:
+        follower.sock.close()

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .config import Route
     from .state import BridgeState
 
-__all__ = ["PING", "ClientGone", "HttpSink", "Relay", "Watchdog", "WsSink"]
+__all__ = ["PING", "ClientGone", "HttpSink", "Relay", "Watchdog", "WsSink", "end_response"]
 
 PING = b": ping\n\n"
 
@@ -88,6 +88,27 @@ class HttpSink(Sink):
         transport = self.request.transport
         if transport is not None:
             transport.abort()
+
+
+async def end_response(resp: web.StreamResponse, sink: HttpSink, stall_timeout: float) -> bool:
+    """Write the response's end and wait until the client's transport has handed every byte to
+    the kernel, for at most ``stall_timeout``: a client that does not take the end of its answer
+    is dropped (False) as one that stops reading mid-stream, so no finished stream keeps its
+    connection and its buffers."""
+    transport = sink.request.transport
+    if transport is None or transport.is_closing():
+        return True
+    if isinstance(transport, asyncio.WriteTransport):
+        transport.set_write_buffer_limits(high=0)  # the end's drain: until nothing is left unsent
+    try:
+        async with asyncio.timeout(stall_timeout):
+            await resp.write_eof()
+    except TimeoutError:
+        sink.abort()
+        return False
+    except ConnectionError:
+        pass
+    return True
 
 
 class WsSink(Sink):
@@ -603,6 +624,10 @@ class Relay:
         """The client has not taken a write for the stall timeout: drop it (the handler then ends)."""
         self._stalled = True
         self.sink.abort()
+
+    def stalled_at_end(self) -> None:
+        """The client did not take the end of its answer in time and was dropped (end_response)."""
+        self._count_fault("client_stalled", None)
 
     def _client_gone(self, outcome: str) -> None:
         """The client is gone: cancel the upstream now and give followers a cancelled terminal."""

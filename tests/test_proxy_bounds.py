@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import signal
 import socket
 from collections.abc import Callable
 from typing import Any
@@ -15,9 +17,22 @@ import msgspec
 import pytest
 from aiohttp import web
 
+from streambridge.bridge.config import ConfigError
 from streambridge.bridge.state import STATE
 
-from .proxy_support import Upstream, decode, proxy_config, start_proxy, stream_app, url_of, write_stream
+from .proxy_support import (
+    Upstream,
+    decode,
+    frames,
+    golden,
+    proxy_config,
+    start_proxy,
+    stream_app,
+    url_of,
+    without_ids,
+    write_stream,
+)
+from .redis_support import RedisServer
 from .test_proxy_faults import assert_fault, metric
 from .test_proxy_slow_readers import DONE, META, RawClient, until
 
@@ -175,3 +190,153 @@ async def test_a_follower_that_never_reads_the_end_of_the_run_is_dropped(aiohttp
         assert await open_streams(client) == 0.0
     finally:
         follower.sock.close()
+
+
+# -- 11: a run's size and duration are bounded; a run without its client keeps backpressure ----
+
+AK_START = b'data: {"type":"turn_start","turnId":"t1","messageId":"m1"}\n\n'
+
+
+def agentkit_text(size: int) -> bytes:
+    return b"data: " + msgspec.json.encode({"type": "text_delta", "messageId": "m1", "text": "y" * size}) + b"\n\n"
+
+
+class Endless:
+    """An upstream that writes text frames until the proxy lets go of it: what it managed to
+    write, whether its writes ever blocked (the proxy stopped reading), whether it was dropped."""
+
+    def __init__(self) -> None:
+        self.written = 0
+        self.blocked = asyncio.Event()
+        self.dropped = asyncio.Event()
+
+    async def handler(self, request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        frame = agentkit_text(4096)
+        try:
+            await resp.write(AK_START)
+            while True:
+                if request.transport is not None and request.transport.get_write_buffer_size() > 0:
+                    self.blocked.set()  # the kernels took no more: the proxy stopped reading
+                await resp.write(frame)
+                self.written += len(frame)
+        except (asyncio.CancelledError, ConnectionError):
+            self.dropped.set()
+            raise
+
+
+async def test_an_endless_upstream_ends_with_the_size_terminal_after_max_run_bytes(
+    aiohttp_server, aiohttp_client, caplog
+) -> None:
+    upstream = Endless()
+    server = await aiohttp_server(stream_app(upstream.handler, "/up"))
+    limit = 256 * 1024
+    config = proxy_config(url_of(server, "/up"), "agentkit", "agentkit", max_run_bytes=limit)
+    client = await start_proxy(aiohttp_client, config)
+    async with asyncio.timeout(30):
+        body = await (await client.post("/", json={"text": "hi", "history": []})).read()
+        await upstream.dropped.wait()  # the proxy closed the upstream
+    end = await assert_fault(client, caplog, body, "agentkit", "run_too_large")
+    assert end.failure.recoverable is False
+    texts = body.count(b'"type":"text_delta"')
+    assert texts > 0 and texts * 4096 <= limit  # what came before the bound, not a byte past it
+
+
+async def test_a_run_longer_than_max_run_seconds_ends_with_the_duration_terminal(
+    aiohttp_server, aiohttp_client, caplog
+) -> None:
+    upstream = Upstream()
+
+    async def silent(request: web.Request) -> web.StreamResponse:
+        return await write_stream(request, [AK_START, agentkit_text(10)], upstream=upstream, hold_after=2)
+
+    server = await aiohttp_server(stream_app(silent, "/up"))
+    config = proxy_config(url_of(server, "/up"), "agentkit", "oma", max_run_seconds=0.3)
+    client = await start_proxy(aiohttp_client, config)
+    async with asyncio.timeout(30):
+        body = await (await client.post("/", json={"prompt": "hi"})).read()
+        await upstream.cancelled.wait()  # the proxy closed the upstream
+    await assert_fault(client, caplog, body, "oma", "run_too_long")
+
+
+@pytest.mark.parametrize("setting", ["max_run_bytes", "max_run_seconds"])
+def test_a_negative_bound_is_refused_and_zero_is_no_bound(setting: str) -> None:
+    with pytest.raises(ConfigError, match=setting):
+        proxy_config("http://127.0.0.1:1/up", "agentkit", "agentkit", **{setting: -1})
+    (route,) = proxy_config("http://127.0.0.1:1/up", "agentkit", "agentkit", **{setting: 0}).routes
+    assert getattr(route, setting) == 0
+    (default,) = proxy_config("http://127.0.0.1:1/up", "agentkit", "agentkit").routes
+    assert getattr(default, setting) == {"max_run_bytes": 64 * 1024 * 1024, "max_run_seconds": 3600.0}[setting]
+
+
+async def test_a_run_whose_client_is_gone_reads_its_upstream_no_faster_than_its_log_takes_it(
+    aiohttp_server, aiohttp_client
+) -> None:
+    upstream = Endless()
+    server = await aiohttp_server(stream_app(upstream.handler, "/up"))
+    keep = 256 * 1024
+    config = proxy_config(
+        url_of(server, "/up"), "agentkit", "agentkit", replay_limit_bytes=keep, resume_grace=600, max_run_bytes=0
+    )
+    client = await start_proxy(aiohttp_client, config)
+    state = client.app[STATE]
+    resp = await client.post("/", json={"text": "hi", "history": []})
+    run_id = resp.headers["X-Streambridge-Run-Id"]
+    await resp.content.readuntil(b"\n\n")
+    relay = state.live[run_id]
+    resp.close()  # the client goes; the run goes on into its log, for whoever resumes it
+    await until(lambda: relay.client_lost, "the proxy saw the client go")
+    logged = state.runlog.runs[run_id]
+    await until(lambda: logged.taken is not None, "the run waits for its log to be read")
+    async with asyncio.timeout(30):
+        await upstream.blocked.wait()  # backpressure reached the upstream: its writes block
+    read = relay.received
+    # what the proxy read: half the log's bound ahead of its (no) readers, plus what the client took
+    # before it went and one read in flight; the endless upstream would give gigabytes
+    assert read <= keep + 4 * 64 * 1024, read
+    assert logged.size <= keep
+
+    # a reader that comes back takes the run on at its own pace: the run reads on, then ends on a cancel
+    kept_from = logged.trimmed_hi // 2  # (the cursor of the oldest frame still kept)
+    async with client.get(f"/runs/{run_id}/stream?after={kept_from}") as follower:
+        assert follower.status == 200
+        await follower.content.readexactly(2 * keep)
+        assert relay.received > read
+        assert (await client.post(f"/runs/{run_id}/cancel")).status == 200
+        rest = await follower.content.read()
+    assert rest.endswith(
+        b'"failure":{"status":"cancelled","message":"The run was cancelled.","code":"cancelled"}}}\n\n'
+    )
+
+
+# -- 12: a hung Redis does not hold up a new chat -----------------------------------------------
+
+
+async def test_a_new_chat_streams_to_its_own_client_while_redis_hangs(
+    aiohttp_server, aiohttp_client, redis_server: RedisServer
+) -> None:
+    async def answer(request: web.Request) -> web.StreamResponse:
+        return await write_stream(request, frames(golden("plain-text", "agentkit")))
+
+    server = await aiohttp_server(stream_app(answer, "/up"))
+    # a long lease: before the fix every Redis command could take the lease and more (minutes here)
+    environ = {"STREAMBRIDGE_RUN_LOG_LEASE": "120"}
+    config = proxy_config(url_of(server, "/up"), "agentkit", "agentkit", run_log=redis_server.url, environ=environ)
+    assert config.run_log_timeout == 1.0
+    client = await start_proxy(aiohttp_client, config)
+    turn = {"text": "hi", "history": []}
+    logged = await (await client.post("/", json=turn)).read()  # Redis answers: the run is logged
+    assert decode("agentkit", logged)[-1].status == "succeeded"
+
+    assert redis_server.proc is not None
+    os.kill(redis_server.proc.pid, signal.SIGSTOP)  # Redis hangs: connections open, no answers
+    try:
+        # far beyond the 1 s Redis timeout, far below what a command waited before (lease + 5 s, twice)
+        async with asyncio.timeout(30):
+            resp = await client.post("/", json=turn)
+            assert resp.status == 200
+            body = await resp.read()
+    finally:
+        os.kill(redis_server.proc.pid, signal.SIGCONT)
+    assert without_ids(body) == without_ids(logged)  # the whole answer, as with Redis up

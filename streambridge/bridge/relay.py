@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 __all__ = ["PING", "ClientGone", "HttpSink", "Relay", "Watchdog", "WsSink", "end_response"]
 
 PING = b": ping\n\n"
+#: the ends of a run the proxy cut short: an upstream with runs is told to stop the run too
+CUT_SHORT = frozenset({"cancelled", "shutting_down", "run_too_large", "run_too_long"})
 
 
 def framing_of(content_type: str) -> Framing | None:
@@ -248,7 +250,9 @@ class Relay:
         self.upstream: Upstream | None = None
         self.outcome = "open"
         self._stop: str | None = None
-        self._reading = False
+        self._interruptible = False  # in an upstream call (or a wait for the log) an interrupt cancels
+        self.received = 0  # upstream bytes of the run
+        self._max_bytes = route.max_run_bytes or float("inf")
         self._task: asyncio.Task[object] | None = None
         self._fault: UpstreamFault | None = None
         self._bad_frame = ""  # what was wrong with the frame that ended the stream (for the inspector)
@@ -262,13 +266,14 @@ class Relay:
     # -- control -------------------------------------------------------------------------
 
     def interrupt(self, reason: str) -> None:
-        """End the stream now: ``cancelled`` (a protocol cancel), ``shutting_down`` or ``client_gone``."""
+        """End the stream now: ``cancelled`` (a protocol cancel), ``shutting_down``,
+        ``client_gone`` or ``run_too_long``."""
         if self._stop is not None:
             return
         self._stop = reason
         if self.upstream is not None and reason != "shutting_down":
             self.upstream.abort()
-        if self._reading and self._task is not None:
+        if self._interruptible and self._task is not None:
             self._task.cancel()
 
     # -- the pump ------------------------------------------------------------------------
@@ -280,8 +285,11 @@ class Relay:
         counts = StreamCounts(metrics, self.route.name)
         metrics.open_streams.labels(self.route.name).inc()
         self.state.opened(self)
-        started = asyncio.get_running_loop().time()
+        loop = asyncio.get_running_loop()
+        started = loop.time()
         dog_task = self._dog_task = asyncio.create_task(self._start_watchdog().run())
+        limit = self.route.max_run_seconds
+        too_long = loop.call_later(limit, self.interrupt, "run_too_long") if limit else None
         try:
             await self._stream(upstream, preamble, counts)
         except asyncio.CancelledError:
@@ -290,6 +298,8 @@ class Relay:
         except (ClientGone, ConnectionError):
             self._client_gone("client_disconnected")
         finally:
+            if too_long is not None:
+                too_long.cancel()
             dog_task.cancel()
             self._ended(counts, started)
 
@@ -369,10 +379,13 @@ class Relay:
         )
 
     async def _upstream_call(self, call: Callable[[], Awaitable[bytes]]) -> bytes | str:
-        """One upstream read (or the open): its bytes, or the code of the fault / interrupt that ended it."""
-        self._reading = True
+        """One upstream read (or the open): its bytes, or the code of the fault / interrupt that
+        ended it (``run_too_large`` for bytes past ``max_run_bytes``: they are not translated)."""
+        self._interruptible = True
         try:
-            return await call()
+            data = await call()
+            self.received += len(data)
+            return "run_too_large" if self.received > self._max_bytes else data
         except asyncio.CancelledError:
             if self._stop is not None and self._task is not None and self._task.uncancel() == 0:
                 return self._stop
@@ -387,7 +400,7 @@ class Relay:
             self._fault = named
             return self._stop or named.code
         finally:
-            self._reading = False
+            self._interruptible = False
 
     async def _pump(self, upstream: Upstream, counts: StreamCounts) -> str | None:
         """Relay until the upstream ends (None) or a fault / interrupt ends the stream (its
@@ -484,11 +497,22 @@ class Relay:
                 return None
             if self._stop is not None:
                 return self._stop
-            read = await self._upstream_call(upstream.read)
+            read = await self._upstream_call(self._reader(upstream))
             if isinstance(read, str):
                 return read
             chunk = read
         return None
+
+    def _reader(self, upstream: Upstream) -> Callable[[], Awaitable[bytes]]:
+        """The next read: the upstream's own, or, once the client is gone, paced by the run log."""
+        return self._read_into_log if self.client_lost else upstream.read
+
+    async def _read_into_log(self) -> bytes:
+        """The next upstream chunk of a run whose client is gone, once its log takes more: the
+        log is then its reader, so the upstream waits as it would for a slow client."""
+        assert self.log is not None and self.upstream is not None
+        await self.log.room()
+        return await self.upstream.read()
 
     async def _bad_frame_in(self, exc: StreamError, counts: StreamCounts, events_seen: int) -> str | None:
         """A chunk with a frame the decoder refused: what the read held before the bad frame
@@ -539,7 +563,8 @@ class Relay:
 
     def lose_client(self) -> Write:
         """The client is gone: the run goes on into its log while someone may come back to it
-        (cancelled after ``grace`` seconds with no reader). The write to use from now on."""
+        (cancelled after ``grace`` seconds with no reader), reading its upstream no faster than
+        the log takes it (:meth:`_read_into_log`). The write to use from now on."""
         if self.client_lost:
             return self.sink.write
         self.client_lost = True
@@ -598,7 +623,7 @@ class Relay:
         )
         if fault != "cancelled":
             self._count_fault(fault, info)
-        if fault in ("cancelled", "shutting_down"):  # a run cut short: one with a run id goes on unless told
+        if fault in CUT_SHORT:  # a run with a run id goes on upstream unless told
             self.state.cancel_upstream(self.route, self.upstream)
         return before + translator.abort(terminal)
 

@@ -340,3 +340,29 @@ async def test_a_new_chat_streams_to_its_own_client_while_redis_hangs(
     finally:
         os.kill(redis_server.proc.pid, signal.SIGCONT)
     assert without_ids(body) == without_ids(logged)  # the whole answer, as with Redis up
+
+
+async def test_a_run_whose_client_is_gone_ends_when_its_redis_log_hangs(
+    aiohttp_server, aiohttp_client, redis_server: RedisServer
+) -> None:
+    upstream = Endless()
+    server = await aiohttp_server(stream_app(upstream.handler, "/up"))
+    config = proxy_config(
+        url_of(server, "/up"), "agentkit", "agentkit", run_log=redis_server.url, resume_grace=600, max_run_bytes=0
+    )
+    client = await start_proxy(aiohttp_client, config)
+    state = client.app[STATE]
+    resp = await client.post("/", json={"text": "hi", "history": []})
+    relay = state.live[resp.headers["X-Streambridge-Run-Id"]]
+    await resp.content.readuntil(b"\n\n")
+    resp.close()  # the client goes: the run goes on into its log, paced by what Redis takes
+    await until(lambda: relay.client_lost, "the proxy saw the client go")
+    assert redis_server.proc is not None
+    os.kill(redis_server.proc.pid, signal.SIGSTOP)  # Redis hangs: the log takes nothing more
+    try:
+        async with asyncio.timeout(30):
+            await upstream.dropped.wait()  # the run ended (no one can resume it), not read on for its grace
+    finally:
+        os.kill(redis_server.proc.pid, signal.SIGCONT)
+    await until(lambda: relay.outcome != "open", "the run ended")
+    assert relay.outcome == "run_log_unavailable"

@@ -37,7 +37,7 @@ __all__ = ["PING", "ClientGone", "HttpSink", "Relay", "Watchdog", "WsSink", "end
 
 PING = b": ping\n\n"
 #: the ends of a run the proxy cut short: an upstream with runs is told to stop the run too
-CUT_SHORT = frozenset({"cancelled", "shutting_down", "run_too_large", "run_too_long"})
+CUT_SHORT = frozenset({"cancelled", "shutting_down", "run_too_large", "run_too_long", "run_log_unavailable"})
 
 
 def framing_of(content_type: str) -> Framing | None:
@@ -511,7 +511,8 @@ class Relay:
         """The next upstream chunk of a run whose client is gone, once its log takes more: the
         log is then its reader, so the upstream waits as it would for a slow client."""
         assert self.log is not None and self.upstream is not None
-        await self.log.room()
+        if not await self.log.room():
+            raise UpstreamFault("run_log_unavailable", detail="the run's log was lost while no client read it")
         return await self.upstream.read()
 
     async def _bad_frame_in(self, exc: StreamError, counts: StreamCounts, events_seen: int) -> str | None:

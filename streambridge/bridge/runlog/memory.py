@@ -100,11 +100,12 @@ class _Writer(RunWriter):
         self.log.grew(run, len(data))
         run.notify()
 
-    async def room(self) -> None:
+    async def room(self) -> bool:
         """Past its bound ahead of its readers (from when its client left), the run waits."""
         if self.left is None:
             self.left = self.run.written
         await self.run.room(self.left)
+        return True
 
     def finish(self) -> None:
         self.run.finished_at = time.monotonic()

@@ -70,10 +70,12 @@ class _Writer(RunWriter):
         self.prev_hi = hi
         self.log.enqueue(self, b"0-%d" % self.seq, fields)
 
-    async def room(self) -> None:
-        """A run whose client is gone waits until its entries are written (or failed)."""
+    async def room(self) -> bool:
+        """A run whose client is gone waits until its entries are written; False once they
+        could not be (its log has holes: no one can resume it)."""
         while self.queued and not self.broken:
             await self.log.flushed()
+        return not self.broken
 
     async def ended(self) -> None:
         with contextlib.suppress(TimeoutError):  # (a log that cannot be written is not waited for)

@@ -98,10 +98,10 @@ async def end_response(resp: web.StreamResponse, sink: HttpSink, stall_timeout: 
     is dropped (False) as one that stops reading mid-stream, so no finished stream keeps its
     connection and its buffers."""
     transport = sink.request.transport
-    if transport is None or transport.is_closing():
+    if not isinstance(transport, asyncio.WriteTransport) or transport.is_closing():
         return True
-    if isinstance(transport, asyncio.WriteTransport):
-        transport.set_write_buffer_limits(high=0)  # the end's drain: until nothing is left unsent
+    low, high = transport.get_write_buffer_limits()
+    transport.set_write_buffer_limits(high=0)  # the end's drain: until nothing is left unsent
     try:
         async with asyncio.timeout(stall_timeout):
             await resp.write_eof()
@@ -109,7 +109,9 @@ async def end_response(resp: web.StreamResponse, sink: HttpSink, stall_timeout: 
         sink.abort()
         return False
     except ConnectionError:
-        pass
+        return True
+    if not transport.is_closing():  # (a kept-alive connection's next answers drain as before)
+        transport.set_write_buffer_limits(high=high, low=low)
     return True
 
 

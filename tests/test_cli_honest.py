@@ -55,7 +55,7 @@ def cases(limit: int = LIMIT) -> dict[str, Case]:
             "nest", META + b"\n\n\n" + b'data: {"kind":"text"}\n', b'data: {"kind":"text"}', 2, "truncated"
         ),
         "sse-unterminated-multiline": Case("nest", META + STEP + b"id: 7\ndata: {\ndata: ", b"id: 7", 3, "truncated"),
-        "ndjson-cut-off": Case("oma", OMA_TEXT + b'{"type":"reasoning","da', b'{"type":"reasoning', 2, "malformed"),
+        "ndjson-cut-off": Case("oma", OMA_TEXT + b'{"type":"reasoning","da', b'{"type":"reasoning', 2, "truncated"),
         "sse-malformed-middle": Case(
             "nest", META + STEP + b"data: {oops\n\n" + TEXT + DONE, b"data: {oops", 3, "malformed"
         ),

@@ -67,6 +67,11 @@ class Route:
     max_frame_bytes: int = 8 * 1024 * 1024
     #: the most of one run's output the memory run log keeps (its oldest writes are trimmed past it)
     replay_limit_bytes: int = 8 * 1024 * 1024
+    #: the most one run's upstream may send (bytes received, a run that resumes after asking
+    #: counted whole); past it the run ends with ``run_too_large`` (0: no bound, only if set so)
+    max_run_bytes: int = 64 * 1024 * 1024
+    #: the longest one run may last, from its request; then it ends with ``run_too_long`` (0: no bound)
+    max_run_seconds: float = 3600.0
     #: with a run log, how long a run whose client disconnected goes on with no one reading it
     #: (0: cancelled at once, as on a proxy without a run log)
     resume_grace: float = 30.0
@@ -114,6 +119,8 @@ class Config:
     #: seconds the upstream's own thread of a client conversation is remembered after its last
     #: message (an upstream that chooses its thread ids: runlog/threads.py)
     thread_ttl: float = 30 * 86400.0
+    #: seconds a Redis command on the request path may take (a hung Redis fails as one that is down)
+    run_log_timeout: float = 1.0
     #: the request header naming the identity that owns a run (set by a gateway); without it,
     #: a hash of the client's Authorization and Cookie headers
     owner_header: str | None = None
@@ -240,16 +247,7 @@ def _route(
             typed[key] = _coerce(key, value)
         except (TypeError, ValueError):
             raise ConfigError(f"route {name!r}: setting {key!r} is not valid") from None
-    if typed.get("request_mode", "translate") not in ("translate", "passthrough"):
-        raise ConfigError(f"route {name!r}: request_mode must be 'translate' or 'passthrough'")
-    for key in ("source_framing", "target_framing"):
-        if typed.get(key) not in (None, "sse", "ndjson"):
-            raise ConfigError(f"route {name!r}: {key} must be 'sse' or 'ndjson'")
-    if typed.get("fidelity", "client") not in FIDELITIES:
-        raise ConfigError(f"route {name!r}: fidelity must be 'exact' or 'client'")
-    if typed.get("stream_buffer_bytes", MIN_STREAM_BUFFER) < MIN_STREAM_BUFFER:
-        raise ConfigError(f"route {name!r}: stream_buffer_bytes must be at least {MIN_STREAM_BUFFER}")
-    _check_forwarded(name, typed.get("forward_headers", ()))
+    _check_settings(name, typed)
     return Route(
         path=normalise_path(path),
         upstream=upstream,
@@ -259,6 +257,23 @@ def _route(
         headers=headers,
         **typed,
     )
+
+
+def _check_settings(name: str, typed: Mapping[str, Any]) -> None:
+    """Settings whose values are refused whatever their source (named with the route)."""
+    if typed.get("request_mode", "translate") not in ("translate", "passthrough"):
+        raise ConfigError(f"route {name!r}: request_mode must be 'translate' or 'passthrough'")
+    for key in ("source_framing", "target_framing"):
+        if typed.get(key) not in (None, "sse", "ndjson"):
+            raise ConfigError(f"route {name!r}: {key} must be 'sse' or 'ndjson'")
+    if typed.get("fidelity", "client") not in FIDELITIES:
+        raise ConfigError(f"route {name!r}: fidelity must be 'exact' or 'client'")
+    for key in ("max_run_bytes", "max_run_seconds"):
+        if typed.get(key, 0) < 0:
+            raise ConfigError(f"route {name!r}: {key} must not be negative (0: no bound)")
+    if typed.get("stream_buffer_bytes", MIN_STREAM_BUFFER) < MIN_STREAM_BUFFER:
+        raise ConfigError(f"route {name!r}: stream_buffer_bytes must be at least {MIN_STREAM_BUFFER}")
+    _check_forwarded(name, typed.get("forward_headers", ()))
 
 
 def _check_forwarded(route: str, names: Iterable[str]) -> None:
@@ -278,9 +293,9 @@ def load_routes_toml(
 
     ```toml
     [server]            # host, port, log_json, drain_timeout, max_upstream_connections, upstream_keepalive,
-                        # run_log, run_log_ttl, run_log_bytes, run_log_lease, run_log_maxlen, thread_ttl,
-                        # owner_header, inspect, inspect_streams, inspect_stream_bytes, inspect_bytes,
-                        # allowed_hosts, require_identity
+                        # run_log, run_log_ttl, run_log_bytes, run_log_lease, run_log_maxlen, run_log_timeout,
+                        # thread_ttl, owner_header, inspect, inspect_streams, inspect_stream_bytes,
+                        # inspect_bytes, allowed_hosts, require_identity
     [defaults]          # any route setting, for every route
     [[routes]]
     name = "support"
@@ -395,6 +410,7 @@ def build_config(
         run_log_lease=_positive(server, env, "run_log_lease", 5.0),
         run_log_maxlen=int(_positive(server, env, "run_log_maxlen", 100_000)),
         thread_ttl=_positive(server, env, "thread_ttl", 30 * 86400.0),
+        run_log_timeout=_positive(server, env, "run_log_timeout", 1.0),
         owner_header=owner_header or server.get("owner_header") or env.get(ENV_PREFIX + "OWNER_HEADER") or None,
         inspect=bool(inspect if inspect is not None else server.get("inspect", False)),
         inspect_streams=int(inspect_streams or _positive(server, env, "inspect_streams", 100)),

@@ -61,6 +61,8 @@ FAULTS: dict[str, Fault] = {
         Fault("upstream_malformed", "The agent service sent a frame that could not be read.", translation=True),
         Fault("upstream_invalid_utf8", "The agent service sent text that is not valid UTF-8.", translation=True),
         Fault("frame_too_large", "The agent service sent a frame larger than the proxy accepts.", translation=True),
+        Fault("run_too_large", "The answer is larger than the proxy allows.", recoverable=False),
+        Fault("run_too_long", "The answer took longer than the proxy allows.", recoverable=False),
         Fault("shutting_down", "The proxy is restarting. Please try again."),
         Fault("client_stalled", "The client stopped reading the stream."),
         Fault("proxy_error", "The proxy failed while relaying the answer."),

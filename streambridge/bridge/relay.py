@@ -33,9 +33,11 @@ if TYPE_CHECKING:
     from .config import Route
     from .state import BridgeState
 
-__all__ = ["PING", "ClientGone", "HttpSink", "Relay", "Watchdog", "WsSink"]
+__all__ = ["PING", "ClientGone", "HttpSink", "Relay", "Watchdog", "WsSink", "end_response"]
 
 PING = b": ping\n\n"
+#: the ends of a run the proxy cut short: an upstream with runs is told to stop the run too
+CUT_SHORT = frozenset({"cancelled", "shutting_down", "run_too_large", "run_too_long", "run_log_unavailable"})
 
 
 def framing_of(content_type: str) -> Framing | None:
@@ -88,6 +90,29 @@ class HttpSink(Sink):
         transport = self.request.transport
         if transport is not None:
             transport.abort()
+
+
+async def end_response(resp: web.StreamResponse, sink: HttpSink, stall_timeout: float) -> bool:
+    """Write the response's end and wait until the client's transport has handed every byte to
+    the kernel, for at most ``stall_timeout``: a client that does not take the end of its answer
+    is dropped (False) as one that stops reading mid-stream, so no finished stream keeps its
+    connection and its buffers."""
+    transport = sink.request.transport
+    if not isinstance(transport, asyncio.WriteTransport) or transport.is_closing():
+        return True
+    low, high = transport.get_write_buffer_limits()
+    transport.set_write_buffer_limits(high=0)  # the end's drain: until nothing is left unsent
+    try:
+        async with asyncio.timeout(stall_timeout):
+            await resp.write_eof()
+    except TimeoutError:
+        sink.abort()
+        return False
+    except ConnectionError:
+        return True
+    if not transport.is_closing():  # (a kept-alive connection's next answers drain as before)
+        transport.set_write_buffer_limits(high=high, low=low)
+    return True
 
 
 class WsSink(Sink):
@@ -227,7 +252,9 @@ class Relay:
         self.upstream: Upstream | None = None
         self.outcome = "open"
         self._stop: str | None = None
-        self._reading = False
+        self._interruptible = False  # in an upstream call (or a wait for the log) an interrupt cancels
+        self.received = 0  # upstream bytes of the run
+        self._max_bytes = route.max_run_bytes or float("inf")
         self._task: asyncio.Task[object] | None = None
         self._fault: UpstreamFault | None = None
         self._bad_frame = ""  # what was wrong with the frame that ended the stream (for the inspector)
@@ -241,13 +268,14 @@ class Relay:
     # -- control -------------------------------------------------------------------------
 
     def interrupt(self, reason: str) -> None:
-        """End the stream now: ``cancelled`` (a protocol cancel), ``shutting_down`` or ``client_gone``."""
+        """End the stream now: ``cancelled`` (a protocol cancel), ``shutting_down``,
+        ``client_gone`` or ``run_too_long``."""
         if self._stop is not None:
             return
         self._stop = reason
         if self.upstream is not None and reason != "shutting_down":
             self.upstream.abort()
-        if self._reading and self._task is not None:
+        if self._interruptible and self._task is not None:
             self._task.cancel()
 
     # -- the pump ------------------------------------------------------------------------
@@ -259,8 +287,11 @@ class Relay:
         counts = StreamCounts(metrics, self.route.name)
         metrics.open_streams.labels(self.route.name).inc()
         self.state.opened(self)
-        started = asyncio.get_running_loop().time()
+        loop = asyncio.get_running_loop()
+        started = loop.time()
         dog_task = self._dog_task = asyncio.create_task(self._start_watchdog().run())
+        limit = self.route.max_run_seconds
+        too_long = loop.call_later(limit, self.interrupt, "run_too_long") if limit else None
         try:
             await self._stream(upstream, preamble, counts)
         except asyncio.CancelledError:
@@ -269,6 +300,8 @@ class Relay:
         except (ClientGone, ConnectionError):
             self._client_gone("client_disconnected")
         finally:
+            if too_long is not None:
+                too_long.cancel()
             dog_task.cancel()
             self._ended(counts, started)
 
@@ -348,10 +381,13 @@ class Relay:
         )
 
     async def _upstream_call(self, call: Callable[[], Awaitable[bytes]]) -> bytes | str:
-        """One upstream read (or the open): its bytes, or the code of the fault / interrupt that ended it."""
-        self._reading = True
+        """One upstream read (or the open): its bytes, or the code of the fault / interrupt that
+        ended it (``run_too_large`` for bytes past ``max_run_bytes``: they are not translated)."""
+        self._interruptible = True
         try:
-            return await call()
+            data = await call()
+            self.received += len(data)
+            return "run_too_large" if self.received > self._max_bytes else data
         except asyncio.CancelledError:
             if self._stop is not None and self._task is not None and self._task.uncancel() == 0:
                 return self._stop
@@ -366,7 +402,7 @@ class Relay:
             self._fault = named
             return self._stop or named.code
         finally:
-            self._reading = False
+            self._interruptible = False
 
     async def _pump(self, upstream: Upstream, counts: StreamCounts) -> str | None:
         """Relay until the upstream ends (None) or a fault / interrupt ends the stream (its
@@ -463,11 +499,23 @@ class Relay:
                 return None
             if self._stop is not None:
                 return self._stop
-            read = await self._upstream_call(upstream.read)
+            read = await self._upstream_call(self._reader(upstream))
             if isinstance(read, str):
                 return read
             chunk = read
         return None
+
+    def _reader(self, upstream: Upstream) -> Callable[[], Awaitable[bytes]]:
+        """The next read: the upstream's own, or, once the client is gone, paced by the run log."""
+        return self._read_into_log if self.client_lost else upstream.read
+
+    async def _read_into_log(self) -> bytes:
+        """The next upstream chunk of a run whose client is gone, once its log takes more: the
+        log is then its reader, so the upstream waits as it would for a slow client."""
+        assert self.log is not None and self.upstream is not None
+        if not await self.log.room():
+            raise UpstreamFault("run_log_unavailable", detail="the run's log was lost while no client read it")
+        return await self.upstream.read()
 
     async def _bad_frame_in(self, exc: StreamError, counts: StreamCounts, events_seen: int) -> str | None:
         """A chunk with a frame the decoder refused: what the read held before the bad frame
@@ -518,7 +566,8 @@ class Relay:
 
     def lose_client(self) -> Write:
         """The client is gone: the run goes on into its log while someone may come back to it
-        (cancelled after ``grace`` seconds with no reader). The write to use from now on."""
+        (cancelled after ``grace`` seconds with no reader), reading its upstream no faster than
+        the log takes it (:meth:`_read_into_log`). The write to use from now on."""
         if self.client_lost:
             return self.sink.write
         self.client_lost = True
@@ -577,7 +626,7 @@ class Relay:
         )
         if fault != "cancelled":
             self._count_fault(fault, info)
-        if fault in ("cancelled", "shutting_down"):  # a run cut short: one with a run id goes on unless told
+        if fault in CUT_SHORT:  # a run with a run id goes on upstream unless told
             self.state.cancel_upstream(self.route, self.upstream)
         return before + translator.abort(terminal)
 
@@ -603,6 +652,10 @@ class Relay:
         """The client has not taken a write for the stall timeout: drop it (the handler then ends)."""
         self._stalled = True
         self.sink.abort()
+
+    def stalled_at_end(self) -> None:
+        """The client did not take the end of its answer in time and was dropped (end_response)."""
+        self._count_fault("client_stalled", None)
 
     def _client_gone(self, outcome: str) -> None:
         """The client is gone: cancel the upstream now and give followers a cancelled terminal."""

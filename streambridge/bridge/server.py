@@ -54,6 +54,7 @@ async def _session_ctx(app: web.Application) -> AsyncIterator[None]:
         ttl=config.run_log_ttl,
         lease=config.run_log_lease,
         maxlen=config.run_log_maxlen,
+        timeout=config.run_log_timeout,
     )
     if state.runlog is not None:
         await state.runlog.start(state.cancel_live)

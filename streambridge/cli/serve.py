@@ -191,6 +191,26 @@ def serve_command(
             help="Wait for the first byte.",
         ),
     ] = None,
+    max_run_bytes: Annotated[
+        int | None,
+        typer.Option(
+            "--max-run-bytes",
+            envvar="STREAMBRIDGE_MAX_RUN_BYTES",
+            metavar="BYTES",
+            min=0,
+            help="The most one run's upstream may send before it ends as run_too_large (default 64 MiB; 0: no bound).",
+        ),
+    ] = None,
+    max_run_seconds: Annotated[
+        float | None,
+        typer.Option(
+            "--max-run-seconds",
+            envvar="STREAMBRIDGE_MAX_RUN_SECONDS",
+            metavar="SECONDS",
+            min=0,
+            help="The longest one run may last before it ends as run_too_long (default 3600; 0: no bound).",
+        ),
+    ] = None,
     forward_auth: Annotated[
         bool | None,
         typer.Option(
@@ -246,6 +266,8 @@ def serve_command(
         "approval_timeout": approval_timeout,
         "resume_grace": resume_grace,
         "first_byte_timeout": first_byte_timeout,
+        "max_run_bytes": max_run_bytes,
+        "max_run_seconds": max_run_seconds,
         "forward_auth": forward_auth,
         "cors_origins": tuple(cors_origin) if cors_origin else None,
         "forward_headers": tuple(forward_header) if forward_header else None,

@@ -189,6 +189,7 @@ class Decoder:
         self._from_carrier = False
         #: how many of a frame's events rode forward on it (carried), before the frame's own
         self._carried_first = 0
+        self._cut = 0  # the frame the input ended inside (a last NDJSON line without its newline)
         self._out: EventSink = []
         self._out_deltas: Callable[[list[str], bool, Sequence[bytes] | None], None] = lambda *run: None
         #: the message id a text wire must carry to be primary text; None when every text wire
@@ -254,7 +255,7 @@ class Decoder:
         self._bind(out)
         self._parser.on_plain = None  # what remains takes the full way, into this call's list
         try:
-            self._in_order(self._parser.close(), out)
+            self._ending(out)
             self._release(out)
             self._finish(out)
             if not self._terminated:
@@ -265,6 +266,15 @@ class Decoder:
         finally:
             self._chunk_done()
         return out
+
+    def _ending(self, out: EventSink) -> None:
+        """What the parser held at the end of input: a line that came without its end and does
+        not read was cut (``truncated``, as an SSE event without its blank line, not ``malformed``)."""
+        frames = self._parser.close()
+        parser = self._parser  # (after close, the real parser: a detector has handed over)
+        assert not isinstance(parser, FramingDetector)
+        self._cut = parser.cut_frame
+        self._in_order(frames, out)
 
     def _bind(self, out: EventSink) -> None:
         """Where this call's events go (the hot path and runs of deltas write there directly)."""
@@ -285,6 +295,12 @@ class Decoder:
     @property
     def terminated(self) -> bool:
         return self._terminated
+
+    @property
+    def cut_frame(self) -> int:
+        """The frame the input ended inside, delivered at :meth:`close` (an NDJSON last line
+        without its newline); 0 when none. When it does not read, it is ``truncated``."""
+        return self._cut
 
     def take_diagnostics(self) -> list[Diagnostic]:
         """The problems kept since the last call (bad frames, a missing terminal, events after it)."""
@@ -641,6 +657,9 @@ class Decoder:
             self._push(held, out)
 
     def _bad_frame(self, frame: Frame, expected: str, out: EventSink, kind: ProblemKind = "malformed") -> None:
+        if kind == "malformed" and frame.index == self._cut:  # the input ended inside it
+            kind = "truncated"
+            expected += "; the input ended inside this line"
         if self.strict:
             raise StreamError(self.codec, frame.index, frame.offset, expected, frame.data, kind)
         text = frame.data.decode("utf-8", "replace")

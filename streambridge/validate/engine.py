@@ -172,6 +172,10 @@ class Validator:
         tail = self.decoder.close()
         self._frame = (None, None)
         for event in tail:
+            if isinstance(event, Malformed) and event.frame == self.decoder.cut_frame:  # the input ended in it
+                self._problem_frames.add(event.frame)
+                self.add("SB002", event.error, event.frame, event.offset)
+                continue
             self._event(event)
         self.rules.end()
         if not terminated:

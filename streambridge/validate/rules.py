@@ -26,7 +26,12 @@ RULES: dict[str, Rule] = {
         "error",
         "a frame that does not decode: bad JSON, missing or ill-typed fields, invalid values",
     ),
-    "SB002": ("frame-unterminated", "error", "the input ends inside a frame (SSE: no empty line after the last event)"),
+    "SB002": (
+        "frame-unterminated",
+        "error",
+        "the input ends inside a frame (SSE: no empty line after the last event; NDJSON: a last line "
+        "without its newline that does not read)",
+    ),
     "SB003": ("frame-oversize", "error", "a frame larger than the size limit (16 MiB)"),
     "SB004": (
         "line-endings",

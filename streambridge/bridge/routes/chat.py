@@ -3,7 +3,6 @@ the upstream's stream comes back translated, in the framing the client accepts."
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import secrets
 import uuid
@@ -18,7 +17,7 @@ from ..buffers import bound_client
 from ..config import Route, safe_url
 from ..faults import FAULTS
 from ..logging import log_event
-from ..relay import HttpSink
+from ..relay import HttpSink, end_response
 from ..state import STATE, BridgeState
 from .mounted import RUN_ID_HEADER
 from .requests import TooLarge, json_error, read_body
@@ -61,7 +60,8 @@ class ChatRoute(StreamRoute):
         resp = web.StreamResponse(status=self.surface.chat_status, headers=headers)
         await resp.prepare(request)
         bound_client(request.transport, self.route.stream_buffer_bytes)
-        relay = self._relay(state, request, prepared, translator, HttpSink(request, resp, framing), stream_id, log)
+        sink = HttpSink(request, resp, framing)
+        relay = self._relay(state, request, prepared, translator, sink, stream_id, log)
         self._inspect(state, request, relay, framing, "http")
         upstream = self._upstream(state, request, prepared)
         log_event(
@@ -72,9 +72,8 @@ class ChatRoute(StreamRoute):
             upstream=safe_url(self.route.upstream),
         )
         await self._run(state, relay, self._relayed(state, relay, upstream, preamble, prepared))
-        if not relay.client_lost:
-            with contextlib.suppress(ConnectionError):
-                await resp.write_eof()
+        if not relay.client_lost and not await end_response(resp, sink, self.route.client_stall_timeout):
+            relay.stalled_at_end()
         return resp
 
     async def _prepare(self, state: BridgeState, request: web.Request) -> Prepared | web.Response:

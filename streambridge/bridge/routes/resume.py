@@ -4,7 +4,6 @@ live run by the chat's id, on any instance that shares the run log."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 
 from aiohttp import web
@@ -13,7 +12,7 @@ from ... import codecs
 from ...events import RunStart
 from ..buffers import bound_client
 from ..logging import log_event
-from ..relay import PING, ClientGone, HttpSink, Watchdog
+from ..relay import PING, ClientGone, HttpSink, Watchdog, end_response
 from ..runlog import Gap, RunInfo, after_key
 from ..state import STATE
 from .mounted import RUN_ID_HEADER, Mounted
@@ -109,8 +108,8 @@ class ResumeRoutes(Mounted):
             await watchdog.write(head + (PING if watchdog.interval else b""))
             async for data in state.runlog.read(info, after):
                 await watchdog.write(data)
-            with contextlib.suppress(ConnectionError):
-                await resp.write_eof()
+            assert isinstance(watchdog.sink, HttpSink)
+            await end_response(resp, watchdog.sink, self.route.client_stall_timeout)
         except Gap:
             state.metrics.followers_dropped.labels(self.route.name).inc()
             log_event(logging.INFO, "follower_dropped", route=self.route.name, stream=info.run_id)

@@ -31,6 +31,7 @@ def open_run_log(
     lease: float,
     maxlen: int,
     route_bytes: dict[str, int] | None = None,
+    timeout: float = 1.0,
 ) -> RunLog | None:
     """The run log a ``--run-log`` value names: ``memory``, ``redis://…`` / ``rediss://…`` or ``off``."""
     if spec == "off":
@@ -41,4 +42,4 @@ def open_run_log(
         return MemoryRunLog(instance, run_bytes=run_bytes, total_bytes=total_bytes, ttl=ttl, route_bytes=route_bytes)
     from .redis import RedisRunLog
 
-    return RedisRunLog(instance, spec, ttl=ttl, lease=lease, maxlen=maxlen)
+    return RedisRunLog(instance, spec, ttl=ttl, lease=lease, maxlen=maxlen, timeout=timeout)

@@ -67,6 +67,12 @@ class RunWriter(ABC):
     def finish(self) -> None:
         """The run wrote its terminal: readers end after it."""
 
+    async def room(self) -> bool:
+        """Return once the log takes more of a run whose client is gone: the log is then its
+        only reader, so the run reads its upstream no faster than this returns. False when
+        the log lost the run (no one can read the rest: the run ends)."""
+        return True
+
     async def ended(self) -> None:  # noqa: B027 (in memory the end is logged at once)
         """Return once the end is in the log (the client's response closes after it, so a
         client that saw its stream end finds the run ended)."""

@@ -1,7 +1,11 @@
 """The run log in this process: bounded per run and in total, oldest finished runs evicted first.
 
 Readers pull from the log at their own pace (no per-reader buffer): one that falls so far
-behind that the frames it needs were trimmed gets :class:`Gap` and is dropped.
+behind that the frames it needs were trimmed gets :class:`Gap` and is dropped. A run whose
+client is gone writes at most half its bound (``replay_limit_bytes``) ahead of its readers
+(counted from when its client left), so a reader that keeps up never loses a frame to a trim:
+past that, :meth:`_Writer.room` waits until a reader catches up (with none, until the run's
+grace ends it), and its upstream is not read.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ class _Run:
 
     __slots__ = (
         *("base", "changed", "chunks", "finished_at", "his", "info", "limit", "los", "readers", "size"),
-        "trimmed_hi",
+        *("trimmed_hi", "written", "caught_up", "taken"),
     )
 
     def __init__(self, info: RunInfo, limit: int) -> None:
@@ -41,6 +45,9 @@ class _Run:
         self.finished_at: float | None = None
         self.readers = 0
         self.changed: asyncio.Event | None = None  # set when someone waits for more
+        self.written = 0  # bytes ever appended
+        self.caught_up = 0  # ``written`` when a reader last had everything
+        self.taken: asyncio.Event | None = None  # set when a reader catches up and the writer waits
 
     def notify(self) -> None:
         if self.changed is not None:
@@ -48,9 +55,21 @@ class _Run:
             self.changed = None
 
     async def wait(self) -> None:
+        """A reader that has everything waits for more (the writer, if it waits, goes on)."""
+        self.caught_up = self.written
+        if self.taken is not None:
+            self.taken.set()
+            self.taken = None
         if self.changed is None:
             self.changed = asyncio.Event()
         await self.changed.wait()
+
+    async def room(self, since: int) -> None:
+        """Wait while the writer is half its bound ahead of every reader, counting from ``since``."""
+        while self.written - max(since, self.caught_up) >= self.limit // 2 and self.finished_at is None:
+            if self.taken is None:
+                self.taken = asyncio.Event()
+            await self.taken.wait()
 
     def trim(self) -> int:
         """Drop the oldest chunk (never the last one); the bytes freed."""
@@ -69,6 +88,7 @@ class _Writer(RunWriter):
         super().__init__(run.info)
         self.log = log
         self.run = run
+        self.left: int | None = None  # ``written`` when the run's client was gone (the first wait)
 
     def _store(self, lo: int, hi: int, data: bytes) -> None:
         run = self.run
@@ -76,8 +96,16 @@ class _Writer(RunWriter):
         run.los.append(lo)
         run.his.append(hi)
         run.size += len(data)
+        run.written += len(data)
         self.log.grew(run, len(data))
         run.notify()
+
+    async def room(self) -> bool:
+        """Past its bound ahead of its readers (from when its client left), the run waits."""
+        if self.left is None:
+            self.left = self.run.written
+        await self.run.room(self.left)
+        return True
 
     def finish(self) -> None:
         self.run.finished_at = time.monotonic()

@@ -23,6 +23,7 @@ import msgspec
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.typing import EncodableT, FieldT
 
@@ -58,6 +59,7 @@ class _Writer(RunWriter):
         self.broken = False  # a write failed: the rest of the run is not logged
         self.finished = False
         self.expiry_moved = float("-inf")  # when the run's keys' TTL was last moved on
+        self.queued = 0  # entries given to the log and not yet written (or failed)
         self._ended = asyncio.Event()
 
     def _store(self, lo: int, hi: int, data: bytes) -> None:
@@ -67,6 +69,13 @@ class _Writer(RunWriter):
         fields: _Fields = {b"c": data, b"k": b"%d %d %d" % (lo, hi, self.prev_hi)}
         self.prev_hi = hi
         self.log.enqueue(self, b"0-%d" % self.seq, fields)
+
+    async def room(self) -> bool:
+        """A run whose client is gone waits until its entries are written; False once they
+        could not be (its log has holes: no one can resume it)."""
+        while self.queued and not self.broken:
+            await self.log.flushed()
+        return not self.broken
 
     async def ended(self) -> None:
         with contextlib.suppress(TimeoutError):  # (a log that cannot be written is not waited for)
@@ -88,24 +97,33 @@ class _Writer(RunWriter):
 
 class RedisRunLog(RunLog):
     """``ttl``: seconds a run's keys live after its last write; ``lease``: seconds an owner's
-    lease lasts unrenewed; ``maxlen``: entries kept per run (approximately)."""
+    lease lasts unrenewed; ``maxlen``: entries kept per run (approximately); ``timeout``:
+    seconds a command may take (a hung Redis then fails as one that is down, so a new chat is
+    held up about that long, not for minutes), except the blocking reads and the cancel
+    channel, which wait longer by design (a client of their own)."""
 
-    def __init__(self, instance: str, url: str, *, ttl: float, lease: float, maxlen: int) -> None:
+    def __init__(self, instance: str, url: str, *, ttl: float, lease: float, maxlen: int, timeout: float = 1.0) -> None:
         super().__init__(instance)
         self.ttl_ms = max(1, int(ttl * 1000))
         self.lease = lease
         self.lease_ms = max(1, int(lease * 1000))
         self.maxlen = maxlen
+        # a dropped connection is tried again once; a command that timed out is not
+        retry = Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,))
         self.redis = aioredis.Redis.from_url(
+            url, socket_timeout=timeout, socket_connect_timeout=timeout, retry=retry, health_check_interval=0
+        )
+        self.blocking = aioredis.Redis.from_url(
             url,
             socket_timeout=lease + 5,
-            socket_connect_timeout=min(lease, 5),
+            socket_connect_timeout=timeout,
             retry=Retry(NoBackoff(), 1),
             health_check_interval=0,
         )
         self.channel = f"sb:cancel:{instance}"
         self._ops: list[tuple[_Writer, bytes, _Fields, bool]] = []
         self._wake = asyncio.Event()
+        self._batch = asyncio.Event()  # set (and replaced) when a batch was written or failed
         self._live: set[_Writer] = set()
         self._tasks: list[asyncio.Task[None]] = []
         self._failed = False
@@ -132,6 +150,8 @@ class RedisRunLog(RunLog):
             await asyncio.wait(self._tasks, timeout=self.lease + 5)
         with contextlib.suppress(RedisError, OSError):
             await self.redis.aclose()
+        with contextlib.suppress(RedisError, OSError):
+            await self.blocking.aclose()
 
     async def begin(self, info: RunInfo) -> RunWriter:
         writer = _Writer(self, info)
@@ -152,7 +172,12 @@ class RedisRunLog(RunLog):
 
     def enqueue(self, writer: _Writer, entry_id: bytes, fields: _Fields, lost: bool = False) -> None:
         self._ops.append((writer, entry_id, fields, lost))
+        writer.queued += 1
         self._wake.set()
+
+    async def flushed(self) -> None:
+        """Return once the next batch was written (or failed)."""
+        await self._batch.wait()
 
     async def _flusher(self) -> None:
         while not self._closing:
@@ -197,6 +222,10 @@ class RedisRunLog(RunLog):
         except (RedisError, OSError) as exc:
             results = [exc]
         self._settle(writers, ending, results)
+        for writer, _, _, _ in ops:
+            writer.queued -= 1
+        batch, self._batch = self._batch, asyncio.Event()
+        batch.set()
 
     def reachable(self) -> bool:
         return not self._failed
@@ -238,7 +267,7 @@ class RedisRunLog(RunLog):
     async def _listen(self) -> None:
         """Cancels for runs this instance owns, sent by any instance (resubscribed after a loss)."""
         while not self._closing:
-            pubsub = self.redis.pubsub()
+            pubsub = self.blocking.pubsub()
             try:
                 await pubsub.subscribe(self.channel)
                 async for message in pubsub.listen():
@@ -299,7 +328,7 @@ class RedisRunLog(RunLog):
         last = b"0-0"
         framing = info.framing
         while True:
-            pipe = self.redis.pipeline(transaction=False)
+            pipe = self.blocking.pipeline(transaction=False)
             pipe.set(readers_key, b"1", px=2 * self.lease_ms)
             pipe.xread({log_key: last}, count=512, block=self.lease_ms)
             try:

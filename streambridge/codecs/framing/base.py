@@ -15,6 +15,9 @@ class Parser:
     _pos: int
     _started: bool
     _index: int
+    #: the frame the input ended inside, delivered at ``close`` (NDJSON's last line without its
+    #: newline: the codec decides whether it reads); 0 when there is none
+    cut_frame: int = 0
 
     @property
     def frames_seen(self) -> int:

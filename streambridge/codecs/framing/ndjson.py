@@ -114,6 +114,8 @@ class NDJSONParser(Parser):
             self._pending, self._pending_size = [], 0
         if self._buf and not self._discarding:
             self._line(self._buf, self._pos, out)
+            if out:
+                self.cut_frame = out[-1].index
         self._pos += len(self._buf)
         self._buf = b""
         return out

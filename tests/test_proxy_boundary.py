@@ -304,12 +304,12 @@ async def test_a_websocket_upstream_redirect_is_a_terminal_and_is_not_followed(a
 class SplittingNest(NestBackend):
     """Echoes its credential cut in two text frames, then once more \\u-escaped (as JSON may spell it)."""
 
-    def parts(self, request: web.Request) -> list[bytes]:
+    def parts(self, request: web.Request, answer: list[bytes]) -> list[bytes]:
         secret = request.headers["Authorization"].partition(" ")[2]
         half = len(secret) // 2
         escaped = "".join(f"\\u{ord(c):04x}" for c in secret)
         echoed = [echo_frame(f"key {secret[:half]}"), echo_frame(f"{secret[half:]} end"), echo_frame(escaped)]
-        return [*ANSWER_FRAMES[:3], *echoed, *ANSWER_FRAMES[3:]]
+        return [*answer[:3], *echoed, *answer[3:]]
 
 
 async def test_the_inspector_redacts_a_credential_split_over_frames_or_json_escaped(

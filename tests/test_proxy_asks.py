@@ -282,3 +282,21 @@ async def test_an_ai_sdk_rejection_is_a_cancelled_entry_with_its_reason(aiohttp_
     assert agent.last_json["resume"] == [
         {"interruptId": "int-1", "status": "cancelled", "payload": {"approved": False, "reason": "too much"}}
     ]
+
+
+async def test_only_the_identity_that_started_a_run_answers_its_questions(aiohttp_server, aiohttp_client) -> None:
+    """Another identity that knows the tool call id gets the answer of a question no one asked
+    (and the run is not answered); the run's own identity answers it."""
+    agent, client = await front(aiohttp_server, aiohttp_client, "nest", [APPROVAL], owner_header="X-User")
+    path, body = client_request("nest", "t4")
+    alice = {"Content-Type": "application/json", "X-User": "alice"}
+    resp = await client.post(path, data=body, headers=alice)
+    seen = bytearray()
+    await read_until(resp.content, b"call-1", seen)
+    stranger = await client.post(control("nest", "approve"), json={"toolCallId": "call-1"}, headers={"X-User": "bob"})
+    assert stranger.status == 404 and len(agent.requests) == 1
+    own = await client.post(control("nest", "approve"), json={"toolCallId": "call-1"}, headers={"X-User": "alice"})
+    assert own.status == codecs.get("nest").http.control_status
+    await read_all(resp.content, seen)
+    resumed = msgspec.json.decode(agent.requests[1]["body"])
+    assert resumed["resume"] == [{"interruptId": "int-1", "status": "resolved", "payload": {"approved": True}}]

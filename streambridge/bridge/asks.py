@@ -30,13 +30,16 @@ class Resumer:
     #: the upstream request of the run that resumes the held one with these answers
     reopen: Callable[[list[ResumeEntry]], Upstream]
     timeout: float
+    #: the identity that started the run: only it answers the run's questions
+    owner: str = ""
 
 
 class Pending:
     """The interrupts one run asked, answered by tool call id: registered as each ask is
     decoded, before the client sees it, so an answer can never arrive before its question."""
 
-    def __init__(self) -> None:
+    def __init__(self, owner: str = "") -> None:
+        self.owner = owner  # the identity whose run asked (see runlog.identity)
         self.interrupts: dict[str, str] = {}  # tool call id → interrupt id, in the order asked
         self.answers: dict[str, ResumeEntry] = {}
         self._complete = asyncio.Event()

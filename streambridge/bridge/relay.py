@@ -238,7 +238,7 @@ class Relay:
     ) -> None:
         self.state = state
         self.resumer = resumer
-        self._pending = Pending()  # what the current upstream run asked (with a resumer)
+        self._pending = self._new_pending()  # what the current upstream run asked (with a resumer)
         self._asks_seen = 0
         self.route = route
         self.translator = translator
@@ -452,8 +452,11 @@ class Relay:
         for call_id in pending.interrupts:
             if pending_of.get((self.route.name, call_id)) is pending:
                 del pending_of[(self.route.name, call_id)]
-        self._pending = Pending()
+        self._pending = self._new_pending()
         self._asks_seen = 0
+
+    def _new_pending(self) -> Pending:
+        return Pending(self.resumer.owner if self.resumer is not None else "")
 
     async def _relay(self, chunk: bytes, counts: StreamCounts) -> str | None:
         """Translate one upstream run from its first chunk on (the hot loop: one read, one

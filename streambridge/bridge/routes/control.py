@@ -13,6 +13,7 @@ from ...codecs.http import Decision
 from ...codecs.requests import BadRequest, check_depth
 from ..faults import FAULTS, fault_for_status
 from ..logging import log_event
+from ..runlog import identity
 from ..state import STATE, BridgeState
 from ..surfaces import upstream_headers
 from .mounted import Mounted
@@ -79,6 +80,8 @@ class ControlRoutes(Mounted):
         except BadRequest as exc:
             return json_error(400, "bad_request", str(exc)[:300], cors)
         pending = state.pending.get((self.route.name, decision.call_id))
+        if pending is not None and pending.owner != identity(request.headers, state.config.owner_header):
+            pending = None  # another identity's question: as if none asked it (no existence oracle)
         if pending is not None:  # a held run's question: answered into its resume run
             pending.answer(decision.call_id, decision.approved, decision.reason, decision.payload)
             log_event(logging.INFO, "control", route=self.route.name, decision=word, status="answered")

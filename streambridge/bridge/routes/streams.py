@@ -164,7 +164,8 @@ class StreamRoute(Mounted):
             body = source.build_request(req)
             return self._upstream(state, request, Prepared(body, "application/json", prepared.thread_id))
 
-        return Resumer(interrupt_id, reopen, self.route.approval_timeout)
+        owner = identity(request.headers, state.config.owner_header)
+        return Resumer(interrupt_id, reopen, self.route.approval_timeout, owner)
 
     def _inspect(
         self, state: BridgeState, request: web.Request, relay: Relay, framing: Framing, transport: str

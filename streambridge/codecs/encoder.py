@@ -128,10 +128,17 @@ class EncodingSink:
     ) -> None:
         """A run of plain primary deltas (of one part, where the source names parts): written as
         a run when the encoder can (see :meth:`Encoder.write_deltas`), else appended one event each."""
-        if self.encoder.write_deltas(self.parts, texts, reasoning, ids, part_id):
+        write = self.encoder.write_deltas
+        if write(self.parts, texts, reasoning, ids, part_id):
             self.count += len(texts)
-        else:
-            append_deltas(self, texts, reasoning, ids, part_id)
+            return
+        # the first may open its part (or close another): once it has, the rest may be a run
+        append_deltas(self, texts[:1], reasoning, None if ids is None else ids[:1], part_id)
+        rest, rest_ids = texts[1:], None if ids is None else ids[1:]
+        if rest and write(self.parts, rest, reasoning, rest_ids, part_id):
+            self.count += len(rest)
+        elif rest:
+            append_deltas(self, rest, reasoning, rest_ids, part_id)
 
     def append(self, event: Event) -> None:
         self.count += 1
@@ -286,13 +293,13 @@ class Encoder:
         SSE; ``part_id`` the part the deltas name (ai-sdk's and AG-UI's sources name one)."""
         if not self._text_ready or (ids is not None and not self._sse):
             return False
-        if part_id is UNSET:
-            head = self._reasoning_head if reasoning else self._text_head
-        else:
-            part_head = self._part_head(reasoning, part_id)
-            if part_head is None:
-                return False
-            head = part_head
+        head = (
+            (self._reasoning_head if reasoning else self._text_head)
+            if part_id is UNSET
+            else self._part_head(reasoning, part_id)
+        )
+        if not head:  # (a protocol whose parts are named has a head only while its part is open)
+            return False
         if self._owed:
             self._pay(parts)
         # writing plain deltas changes no encoder state, so the whole run is one join
@@ -342,11 +349,14 @@ class Encoder:
         if not self._text_ready:
             return None
         fields = msgspec.structs.astuple(event)
+        head: bytes | None
         if fields[1:] == _TEXT_REST:  # every field but the text unset
-            return self._text_head + json_encode(event.text) + self._text_tail
-        if fields[2:] == _PART_REST and (head := self._part_head(False, event.part_id)) is not None:
-            return head + json_encode(event.text) + self._text_tail  # (every field but the text and part)
-        return None
+            head = self._text_head
+        elif fields[2:] == _PART_REST:  # every field but the text and the part unset
+            head = self._part_head(False, event.part_id)
+        else:
+            return None
+        return head + json_encode(event.text) + self._text_tail if head else None
 
     def _part_head(self, reasoning: bool, part_id: str | UnsetType) -> bytes | None:
         """The head a plain delta of the part ``part_id`` is written after, when the state lets it

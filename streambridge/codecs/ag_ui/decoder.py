@@ -55,6 +55,7 @@ from .wire import (
     AgUiEvent,
     AgUiWire,
     CustomW,
+    HotEvent,
     ReasoningMessageChunkW,
     ReasoningMessageContentW,
     ReasoningMessageEndW,
@@ -74,6 +75,7 @@ from .wire import (
     ToolCallArgsW,
     ToolCallChunkW,
     ToolCallEndW,
+    ToolCallResultRoleW,
     ToolCallResultW,
     ToolCallStartW,
     kept,
@@ -144,7 +146,7 @@ class AgUiDecoder(Decoder):
 
     # -- the hot path: runs of one message's deltas, the other frequent events by their readers
 
-    _hot_decoder = _event_decoder
+    _hot_decoder = msgspec.json.Decoder(HotEvent)
     _hot_text = TextMessageContentW
     _hot_reasoning = ReasoningMessageContentW
     _hot_delta = operator.attrgetter("delta")
@@ -284,6 +286,13 @@ class AgUiDecoder(Decoder):
     @reads(ToolCallEndW, hot=True)
     def _on_tool_end(self, w: ToolCallEndW, extra: Members) -> list[Event]:
         return with_extra(self._call_end(w.tool_call_id), extra)
+
+    @reads(ToolCallResultRoleW, hot=True)
+    def _on_tool_result_role(self, w: ToolCallResultRoleW, extra: Members) -> list[Event]:
+        """A result as the hot path reads it: its ``role``, written last, an unknown member as
+        the full way reads it."""
+        result = ToolCallResultW(message_id=w.message_id, tool_call_id=w.tool_call_id, content=w.content)
+        return self._on_tool_result(result, extra if w.role is UNSET else {"role": w.role, **extra})
 
     @reads(ToolCallResultW, hot=True)
     def _on_tool_result(self, w: ToolCallResultW, extra: Members) -> list[Event]:

@@ -196,7 +196,7 @@ class Decoder:
         #: how many of a frame's events rode forward on it (carried), before the frame's own
         self._carried_first = 0
         self._out: EventSink = []
-        self._out_deltas: Callable[[list[str], bool, Sequence[bytes] | None, str | UnsetType], None] = lambda *run: None
+        self._out_deltas: Callable[..., None] = lambda *run: None
         #: the message id a text wire must carry to be primary text; None when every text wire
         #: of the protocol is (a protocol whose every text names its message: the primary one, once known)
         self._text_owner: object = None
@@ -459,11 +459,12 @@ class Decoder:
         self._begun = True
         if not reasoning:
             self._text.extend(texts)
+        run_ids = None if ids is None else ids[start : start + len(texts)]
         part_id = UNSET if part is None else self._delta_part(reasoning, part)
-        if ids is None:
-            self._out_deltas(texts, reasoning, None, part_id)
+        if part_id is UNSET:  # (a sink written before parts were named takes three arguments)
+            self._out_deltas(texts, reasoning, run_ids)
         else:
-            self._out_deltas(texts, reasoning, ids[start : start + len(texts)], part_id)
+            self._out_deltas(texts, reasoning, run_ids, part_id)
 
     def _before_deltas(self, reasoning: bool) -> None:
         """A run of primary deltas from the hot path is about to be passed on."""

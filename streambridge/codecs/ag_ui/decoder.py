@@ -359,11 +359,11 @@ class AgUiDecoder(Decoder):
     def _on_thinking_content(self, w: ThinkingTextMessageContentW, extra: Members) -> list[Event]:
         return with_extra(ReasoningDelta(text=w.delta), extra)
 
-    @reads(ThinkingTextMessageStartW, hot=True)
+    @reads(ThinkingTextMessageStartW)
     def _on_thinking_start(self, w: ThinkingTextMessageStartW, extra: Members) -> list[Event]:
         return [self._unknown("THINKING_TEXT_MESSAGE_START", self._current)] if extra else []
 
-    @reads(ThinkingTextMessageEndW, hot=True)
+    @reads(ThinkingTextMessageEndW)
     def _on_thinking_end(self, w: ThinkingTextMessageEndW, extra: Members) -> list[Event]:
         """The implied structure: a synthetic reasoning end (kept whole when it says more)."""
         if extra:

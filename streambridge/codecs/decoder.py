@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, TypedDict, TypeVar, Unpack, get_args, overload
 
 import msgspec
-from msgspec import UNSET, Raw
+from msgspec import UNSET, Raw, UnsetType
 
 from ..events import (
     ArtifactPresented,
@@ -79,16 +80,19 @@ OneReader = Callable[[_D, _Wire], _E]
 _READS = "__reads__"
 
 
-def reads(wire: type[_Wire]) -> Callable[[Reader[_D, _Wire]], Reader[_D, _Wire]]:
+def reads(wire: type[_Wire], *, hot: bool = False) -> Callable[[Reader[_D, _Wire]], Reader[_D, _Wire]]:
     """Declare a decoder method the reader of one wire type (stack one per type a method reads).
 
     The decoder's table maps each wire type to its reader, the mirror of an encoder's
     :func:`~streambridge.codecs.encoder.handles`; mypy checks that the method takes that type, so
     every wire attribute a reader touches is type-checked. Where a wire type always makes one
-    event from the wire alone, :func:`reads_one` is the shorter, faster form."""
+    event from the wire alone, :func:`reads_one` is the shorter, faster form. ``hot`` lets the
+    hot path call it for a plain frame (no unknown members: ``extra`` empty), as for
+    :func:`reads_one`: it makes no run start or terminal and does not look at
+    :attr:`Decoder._current`, but it may make no event (an invented part's start)."""
 
     def mark(method: Reader[_D, _Wire]) -> Reader[_D, _Wire]:
-        setattr(method, _READS, (*getattr(method, _READS, ()), (wire, False, False)))
+        setattr(method, _READS, (*getattr(method, _READS, ()), (wire, False, hot)))
         return method
 
     return mark
@@ -128,6 +132,8 @@ def _with_members(read_one: Callable[[Any], Event]) -> Callable[[Any, Members], 
 
 
 _NO_FRAME = Frame(b"")
+#: what the hot path did with a frame that is no primary delta (see ``Decoder._take_other``)
+_DECLINED, _TAKEN, _TAKEN_LAST = "declined", "taken", "taken, the rest the full way"
 _wire_encode = msgspec.json.Encoder().encode
 
 
@@ -191,7 +197,7 @@ class Decoder:
         self._carried_first = 0
         self._cut = 0  # the frame the input ended inside (a last NDJSON line without its newline)
         self._out: EventSink = []
-        self._out_deltas: Callable[[list[str], bool, Sequence[bytes] | None], None] = lambda *run: None
+        self._out_deltas: Callable[..., None] = lambda *run: None
         #: the message id a text wire must carry to be primary text; None when every text wire
         #: of the protocol is (a protocol whose every text names its message: the primary one, once known)
         self._text_owner: object = None
@@ -213,7 +219,13 @@ class Decoder:
         self._readers: dict[type, Callable[[Any, Members], list[Event]]] = {
             wire: _with_members(reader) if wire in self.one_reads else reader for wire, reader in bound.items()
         }
-        self._hot_readers: dict[type, Callable[[Any], Event]] = {wire: bound[wire] for wire in self.hot_reads}
+        self._hot_readers: dict[type, Callable[[Any], Event]] = {
+            wire: bound[wire] for wire in self.hot_reads & self.one_reads
+        }
+        #: the hot readers that make a list of events (:func:`reads` with ``hot``), given no members
+        self._hot_lists: dict[type, Callable[[Any, Members], list[Event]]] = {
+            wire: bound[wire] for wire in self.hot_reads - self.one_reads
+        }
         #: the frame being decoded on the full way (readers the hot path never takes may look)
         self._current = _NO_FRAME
 
@@ -231,7 +243,9 @@ class Decoder:
         # Plain frames go straight to the codec's hot path while no carrier, held run start, bad
         # first frame or terminal needs the full way; that cannot change while the parser hands
         # them over.
-        hot = self._hot and not (self._covering or self._held is not None or self._early or self._terminated)
+        hot = self._hot and not (
+            self._covering or self._held is not None or self._early or self._terminated or self._hot_paused()
+        )
         self._parser.on_plain = self._take_run if hot else None
         try:
             frames = self._parser.feed(data)
@@ -339,6 +353,23 @@ class Decoder:
     _hot_decoder: ClassVar[msgspec.json.Decoder[Any] | None] = None
     _hot_text: ClassVar[type] = type(None)
     _hot_reasoning: ClassVar[type] = type(None)
+    #: the delta's text member of those types, and where each delta names its part (ai-sdk's
+    #: ``id``, AG-UI's ``messageId``) the member that does: a run is then one part's deltas
+    #: (:meth:`_delta_part`); None where a protocol's primary deltas name no part
+    _hot_delta: ClassVar[operator.attrgetter[str]] = operator.attrgetter("text")
+    _hot_part: ClassVar[operator.attrgetter[str] | None] = None
+    #: the full way compares each frame with how its codec writes it (:meth:`_read_in_order`): the
+    #: hot path takes only frames written so (one C-level encode each), and sends the others there
+    _hot_in_order: ClassVar[bool] = False
+
+    def _hot_paused(self) -> bool:
+        """Whether state the full way keeps between frames (an error waiting for its end, an
+        item left open) must see the next frames: then a feed sends them all the full way."""
+        return False
+
+    def _delta_part(self, reasoning: bool, part: str) -> str | UnsetType:
+        """The ``part_id`` of the events of a run of deltas naming ``part`` (see ``_hot_part``)."""
+        return part
 
     def _decode_covered(self, frame: Frame) -> None:
         """A frame a carrier covers: the carrier's event replaces it, so it is decoded only for
@@ -358,16 +389,19 @@ class Decoder:
 
     def _take_run(self, blocks: Sequence[bytes], skip: int, ids: Sequence[bytes] | None = None) -> int:
         """The parser's hot path (see ``SSEParser.on_plain``): decode plain frames in order and
-        hand each run of primary text (or reasoning) deltas to the output in one call, which an
-        encoding sink writes without making an event per delta. ``ids`` (each frame's own
-        ``id: <digits>`` line) become the events' ``event_id``."""
+        hand each run of primary text (or reasoning) deltas (of one part, where deltas name
+        theirs) to the output in one call, which an encoding sink writes without making an event
+        per delta. ``ids`` (each frame's own ``id: <digits>`` line) become the events' ``event_id``."""
         hot_decoder = self._hot_decoder
         assert hot_decoder is not None  # (the hot path is on only for a codec that has one)
         decode = hot_decoder.decode
         text_type, reasoning_type = self._hot_text, self._hot_reasoning
+        text_of, part_of, in_order = self._hot_delta, self._hot_part, self._hot_in_order
+        keyed = part_of is not None
         owner = self._text_owner
         run: list[str] = []
         run_type: type | None = None
+        run_part: str | None = None
         run_from = 0
         taken = len(blocks)
         for index, block in enumerate(blocks):
@@ -377,38 +411,58 @@ class Decoder:
             except (msgspec.ValidationError, msgspec.DecodeError):
                 taken = index
                 break
-            t = type(wire)
-            if (t is text_type or t is reasoning_type) and (owner is None or wire.message_id == owner):
-                if t is not run_type:
-                    if run:
-                        self._take_deltas(run, run_type is reasoning_type, ids, run_from)
-                    run, run_type, run_from = [], t, index
-                run.append(wire.text)  # msgspec has checked its UTF-8
-                continue
-            if run:
-                self._take_deltas(run, run_type is reasoning_type, ids, run_from)
-                run, run_type = [], None
-            # raw JSON members are not UTF-8-checked by msgspec: the full way checks those
-            event = self._take_wire(wire) if payload.isascii() else None
-            if event is None:
+            if in_order and _wire_encode(wire) != payload:  # written otherwise: kept as received
                 taken = index
                 break
-            if ids is not None:
-                event.event_id = ids[index][4:].decode()  # an `id: <ASCII digits>` line
-            self._accept(event)
+            t = type(wire)
+            if (t is text_type or t is reasoning_type) and (keyed or owner is None or wire.message_id == owner):
+                part = part_of(wire) if part_of is not None else None
+                if t is not run_type or part != run_part:
+                    if run:
+                        self._take_deltas(run, run_type is reasoning_type, ids, run_from, run_part)
+                    run, run_type, run_part, run_from = [], t, part, index
+                run.append(text_of(wire))  # msgspec has checked its UTF-8
+                continue
+            if run:
+                self._take_deltas(run, run_type is reasoning_type, ids, run_from, run_part)
+                run, run_type = [], None
+            # raw JSON members are not UTF-8-checked by msgspec: the full way checks those
+            took = self._take_other(wire, None if ids is None else ids[index]) if payload.isascii() else _DECLINED
+            if took is not _TAKEN:
+                taken = index if took is _DECLINED else index + 1
+                break
             owner = self._text_owner
         if run:
-            self._take_deltas(run, run_type is reasoning_type, ids, run_from)
-        if taken:
-            self._begun = True
-            self.hot_frames += taken
+            self._take_deltas(run, run_type is reasoning_type, ids, run_from, run_part)
+        self.hot_frames += taken
         return taken
+
+    def _take_other(self, wire: object, id_line: bytes | None) -> str:
+        """A plain frame that is no primary delta, on the hot path: its events when its type has
+        a hot reader. ``id_line`` is its ``id:`` line. Whether it was taken (else it goes the
+        full way), and whether the frames after it must (:meth:`_hot_paused`: it left state
+        that the full way keeps)."""
+        event = self._take_wire(wire)
+        if event is not None:
+            if id_line is not None:
+                event.event_id = id_line[4:].decode()  # an `id: <ASCII digits>` line
+            self._accept(event)
+            return _TAKEN
+        read = self._hot_lists.get(type(wire))
+        if read is None:
+            return _DECLINED
+        for event in read(wire, {}):
+            if id_line is not None and event.event_id is UNSET:
+                event.event_id = id_line[4:].decode()
+            self._accept(event)
+        return _TAKEN_LAST if self._hot_paused() else _TAKEN
 
     def _accept(self, event: Event) -> None:
         """A non-delta event from the hot path (a codec that settles events late sees it here)."""
         if self._derived_again(event):
             return
-        if type(event) is ToolCall:
+        self._begun = True
+        if type(event) is ToolCall or type(event) is ToolInputStart:
             self._calls.add(event.call_id)
         self._out.append(event)
         self._follow_artifacts(event, self._out)
@@ -417,14 +471,20 @@ class Decoder:
     #: of an unannounced call): the decoder invents it, so every decoder says the same
     _invents_input_start: ClassVar[bool] = True
 
-    def _take_deltas(self, texts: list[str], reasoning: bool, ids: Sequence[bytes] | None, start: int) -> None:
+    def _take_deltas(
+        self, texts: list[str], reasoning: bool, ids: Sequence[bytes] | None, start: int, part: str | None = None
+    ) -> None:
+        """A run of primary deltas, of the part named ``part`` where deltas name theirs."""
         self._before_deltas(reasoning)
+        self._begun = True
         if not reasoning:
             self._text.extend(texts)
-        if ids is None:
-            self._out_deltas(texts, reasoning, None)
+        run_ids = None if ids is None else ids[start : start + len(texts)]
+        part_id = UNSET if part is None else self._delta_part(reasoning, part)
+        if part_id is UNSET:  # (a sink written before parts were named takes three arguments)
+            self._out_deltas(texts, reasoning, run_ids)
         else:
-            self._out_deltas(texts, reasoning, ids[start : start + len(texts)])
+            self._out_deltas(texts, reasoning, run_ids, part_id)
 
     def _before_deltas(self, reasoning: bool) -> None:
         """A run of primary deltas from the hot path is about to be passed on."""

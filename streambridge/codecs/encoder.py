@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar, TypeVar
 
 import msgspec
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from ..events import (
     ArtifactPresented,
@@ -58,6 +58,8 @@ _TEXT_REST = tuple(
     for f in msgspec.structs.fields(TextDelta)
     if f.name != "text"
 )
+#: … and a delta of a part, these (after the text and the part id)
+_PART_REST = _TEXT_REST[1:]
 
 
 def handles(*types: type[Event], writes: Iterable[str] = ()) -> Callable[[_Method], _Method]:
@@ -117,13 +119,26 @@ class EncodingSink:
         self._write_text = encoder.write_text  # bound once: called per event
         self._write_event = encoder.write_event
 
-    def deltas(self, texts: list[str], reasoning: bool = False, ids: Sequence[bytes] | None = None) -> None:
-        """A run of plain primary deltas: written as a run when the encoder can (see
-        :meth:`Encoder.write_deltas`), else appended one event each."""
-        if self.encoder.write_deltas(self.parts, texts, reasoning, ids):
+    def deltas(
+        self,
+        texts: list[str],
+        reasoning: bool = False,
+        ids: Sequence[bytes] | None = None,
+        part_id: str | UnsetType = UNSET,
+    ) -> None:
+        """A run of plain primary deltas (of one part, where the source names parts): written as
+        a run when the encoder can (see :meth:`Encoder.write_deltas`), else appended one event each."""
+        write = self.encoder.write_deltas
+        if write(self.parts, texts, reasoning, ids, part_id):
             self.count += len(texts)
-        else:
-            append_deltas(self, texts, reasoning, ids)
+            return
+        # the first may open its part (or close another): once it has, the rest may be a run
+        append_deltas(self, texts[:1], reasoning, None if ids is None else ids[:1], part_id)
+        rest, rest_ids = texts[1:], None if ids is None else ids[1:]
+        if rest and write(self.parts, rest, reasoning, rest_ids, part_id):
+            self.count += len(rest)
+        elif rest:
+            append_deltas(self, rest, reasoning, rest_ids, part_id)
 
     def append(self, event: Event) -> None:
         self.count += 1
@@ -266,23 +281,32 @@ class Encoder:
         self.write_event(event, parts)
 
     def write_deltas(
-        self, parts: list[bytes], texts: list[str], reasoning: bool = False, ids: Sequence[bytes] | None = None
+        self,
+        parts: list[bytes],
+        texts: list[str],
+        reasoning: bool = False,
+        ids: Sequence[bytes] | None = None,
+        part_id: str | UnsetType = UNSET,
     ) -> bool:
         """Write a run of plain primary text (or reasoning) deltas with no event per delta, when
         the protocol's state lets them be written as they stand (the hot path of every
         translation: deltas are nearly all of a stream); False when they need events instead.
-        ``ids`` are the frames' own ``id: <digits>`` lines, written before each delta's frame in SSE."""
+        ``ids`` are the frames' own ``id: <digits>`` lines, written before each delta's frame in
+        SSE; ``part_id`` the part the deltas name (ai-sdk's and AG-UI's sources name one)."""
         if not self._text_ready or (ids is not None and not self._sse):
+            return False
+        head = (
+            (self._reasoning_head if reasoning else self._text_head)
+            if part_id is UNSET
+            else self._part_head(reasoning, part_id)
+        )
+        if not head:  # (a protocol whose parts are named has a head only while its part is open)
             return False
         if self._owed:
             self._pay(parts)
         # writing plain deltas changes no encoder state, so the whole run is one join
-        if reasoning:
-            head = self._reasoning_head
-        else:
-            head = self._text_head
-            if self._own_text:
-                self._text.extend(texts)
+        if not reasoning and self._own_text:
+            self._text.extend(texts)
         tail = self._text_tail
         if ids is not None:  # numbered frames: each delta's frame after its own id line
             parts.append(
@@ -324,8 +348,22 @@ class Encoder:
 
     def _fast_text(self, event: TextDelta) -> bytes | None:
         """The framed bytes of a text delta that needs nothing else; ``None`` otherwise."""
-        if self._text_ready and msgspec.structs.astuple(event)[1:] == _TEXT_REST:  # every field but the text unset
-            return self._text_head + json_encode(event.text) + self._text_tail
+        if not self._text_ready:
+            return None
+        fields = msgspec.structs.astuple(event)
+        head: bytes | None
+        if fields[1:] == _TEXT_REST:  # every field but the text unset
+            head = self._text_head
+        elif fields[2:] == _PART_REST:  # every field but the text and the part unset
+            head = self._part_head(False, event.part_id)
+        else:
+            return None
+        return head + json_encode(event.text) + self._text_tail if head else None
+
+    def _part_head(self, reasoning: bool, part_id: str | UnsetType) -> bytes | None:
+        """The head a plain delta of the part ``part_id`` is written after, when the state lets it
+        be written as it stands (its part the one open, as the full way would write it); None
+        where it needs its event. A protocol whose deltas name no part has none."""
         return None
 
     def _plain_text_ok(self) -> bool:

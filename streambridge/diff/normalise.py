@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import msgspec
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from ..codecs import Codec
 from ..codecs.terminals import default_failure
@@ -248,15 +248,22 @@ class Normaliser:
         self.finish()
         self._emit(tag, *self._fields(tag, event), self.frame, self.lo)
 
-    def deltas(self, texts: list[str], reasoning: bool = False, ids: Sequence[bytes] | None = None) -> None:
-        """A run of plain deltas of the primary message (a decoder's hot path); ids, the
-        frames' SSE ``id:`` lines, are transport cursors and ignored."""
+    def deltas(
+        self,
+        texts: list[str],
+        reasoning: bool = False,
+        ids: Sequence[bytes] | None = None,
+        part_id: str | UnsetType = UNSET,
+    ) -> None:
+        """A run of plain deltas of the primary message (a decoder's hot path), of one part
+        where its source names parts; ids, the frames' SSE ``id:`` lines, are transport cursors
+        and ignored."""
         tag = "reasoning" if reasoning else "text"
         if not texts or (self.vocabulary is not None and tag not in self.vocabulary):
             return
         run = self._continued(tag, UNSET)
         if run is None:
-            self.append((ReasoningDelta if reasoning else TextDelta)(text=texts[0]))
+            self.append((ReasoningDelta if reasoning else TextDelta)(text=texts[0], part_id=part_id))
             texts = texts[1:]
             run = self.run
         if texts and run is not None:

@@ -13,6 +13,7 @@ streambridge carrier."""
 
 from __future__ import annotations
 
+import operator
 from typing import Unpack
 
 import msgspec
@@ -54,6 +55,7 @@ from .wire import (
     AgUiEvent,
     AgUiWire,
     CustomW,
+    HotEvent,
     ReasoningMessageChunkW,
     ReasoningMessageContentW,
     ReasoningMessageEndW,
@@ -73,6 +75,7 @@ from .wire import (
     ToolCallArgsW,
     ToolCallChunkW,
     ToolCallEndW,
+    ToolCallResultRoleW,
     ToolCallResultW,
     ToolCallStartW,
     kept,
@@ -140,6 +143,23 @@ class AgUiDecoder(Decoder):
         self._stops: set[str] = set()  # interrupt ids of the approvals and elicitations said
         self._covered = False
         self._fault: FrameProblem | None = None  # a bad frame among covered ones
+
+    # -- the hot path: runs of one message's deltas, the other frequent events by their readers
+
+    _hot_decoder = msgspec.json.Decoder(HotEvent)
+    _hot_text = TextMessageContentW
+    _hot_reasoning = ReasoningMessageContentW
+    _hot_delta = operator.attrgetter("delta")
+    _hot_part = operator.attrgetter("message_id")
+    _hot_in_order = True
+
+    def _hot_paused(self) -> bool:
+        """An announcement waiting for its end, or an item chunks opened (which the next event
+        may end), needs the full way."""
+        return self._held_call is not None or any(item is not None for item in self._chunk.values())
+
+    def _delta_part(self, reasoning: bool, part: str) -> str | UnsetType:
+        return self._part("reasoning" if reasoning else "text", part)
 
     # -- frames ------------------------------------------------------------------------------
 
@@ -218,29 +238,29 @@ class AgUiDecoder(Decoder):
         """A delta's part id; unset for the message the encoder invented for text that had none."""
         return UNSET if message_id == self._invented[kind] else message_id
 
-    @reads(TextMessageContentW)
+    @reads(TextMessageContentW, hot=True)
     def _on_text_content(self, w: TextMessageContentW, extra: Members) -> list[Event]:
         return with_extra(TextDelta(text=w.delta, part_id=self._part("text", w.message_id)), extra)
 
-    @reads(ReasoningMessageContentW)
+    @reads(ReasoningMessageContentW, hot=True)
     def _on_reasoning_content(self, w: ReasoningMessageContentW, extra: Members) -> list[Event]:
         return with_extra(ReasoningDelta(text=w.delta, part_id=self._part("reasoning", w.message_id)), extra)
 
-    @reads(TextMessageStartW)
+    @reads(TextMessageStartW, hot=True)
     def _on_text_start(self, w: TextMessageStartW, extra: Members) -> list[Event]:
         return self._part_start("text", w.message_id, w.role, extra)
 
-    @reads(ReasoningMessageStartW)
+    @reads(ReasoningMessageStartW, hot=True)
     def _on_reasoning_start(self, w: ReasoningMessageStartW, extra: Members) -> list[Event]:
         return self._part_start("reasoning", w.message_id, w.role, extra)
 
-    @reads(TextMessageEndW)
+    @reads(TextMessageEndW, hot=True)
     def _on_text_end(self, w: TextMessageEndW, extra: Members) -> list[Event]:
         if self._invented_end("text", w.message_id, extra):
             return []
         return with_extra(TextEnd(part_id=w.message_id), extra)
 
-    @reads(ReasoningMessageEndW)
+    @reads(ReasoningMessageEndW, hot=True)
     def _on_reasoning_end(self, w: ReasoningMessageEndW, extra: Members) -> list[Event]:
         if self._invented_end("reasoning", w.message_id, extra):
             return []
@@ -252,22 +272,29 @@ class AgUiDecoder(Decoder):
         self._invented[kind] = None
         return True
 
-    @reads(ToolCallArgsW)
+    @reads(ToolCallArgsW, hot=True)
     def _on_tool_args(self, w: ToolCallArgsW, extra: Members) -> list[Event]:
         call = self._open.get(w.tool_call_id)
         if call is not None:
             call.args.append(w.delta)
         return with_extra(ToolInputDelta(call_id=w.tool_call_id, delta=w.delta), extra)
 
-    @reads(ToolCallStartW)
+    @reads(ToolCallStartW, hot=True)
     def _on_tool_start(self, w: ToolCallStartW, extra: Members) -> list[Event]:
         return self._call_start(w.tool_call_id, w.tool_call_name, w.parent_message_id, extra)
 
-    @reads(ToolCallEndW)
+    @reads(ToolCallEndW, hot=True)
     def _on_tool_end(self, w: ToolCallEndW, extra: Members) -> list[Event]:
         return with_extra(self._call_end(w.tool_call_id), extra)
 
-    @reads(ToolCallResultW)
+    @reads(ToolCallResultRoleW, hot=True)
+    def _on_tool_result_role(self, w: ToolCallResultRoleW, extra: Members) -> list[Event]:
+        """A result as the hot path reads it: its ``role``, written last, an unknown member as
+        the full way reads it."""
+        result = ToolCallResultW(message_id=w.message_id, tool_call_id=w.tool_call_id, content=w.content)
+        return self._on_tool_result(result, extra if w.role is UNSET else {"role": w.role, **extra})
+
+    @reads(ToolCallResultW, hot=True)
     def _on_tool_result(self, w: ToolCallResultW, extra: Members) -> list[Event]:
         e = ToolOutput(call_id=w.tool_call_id, output=w.content)
         if w.message_id == f"{PREFIX}result-{self._counts['result'] + 1}":
@@ -276,12 +303,12 @@ class AgUiDecoder(Decoder):
             e.extra = {kept("messageId"): Raw(json_encode(w.message_id))}
         return with_extra(e, extra)
 
-    @reads(StepStartedW)
+    @reads(StepStartedW, hot=True)
     def _on_step_started(self, w: StepStartedW, extra: Members) -> list[Event]:
         self._steps.append(w.step_name)  # (an unnamed step has no frame: see the encoder's _step)
         return with_extra(_named(StepStart(), w.step_name), extra)
 
-    @reads(StepFinishedW)
+    @reads(StepFinishedW, hot=True)
     def _on_step_finished(self, w: StepFinishedW, extra: Members) -> list[Event]:
         top = self._steps[-1] if self._steps else None
         if w.step_name in self._steps:
@@ -328,7 +355,7 @@ class AgUiDecoder(Decoder):
         status, failure = read_run_error(w.message, w.code)
         return with_extra(Terminal(status=status, failure=failure), extra)
 
-    @reads(ThinkingTextMessageContentW)
+    @reads(ThinkingTextMessageContentW, hot=True)
     def _on_thinking_content(self, w: ThinkingTextMessageContentW, extra: Members) -> list[Event]:
         return with_extra(ReasoningDelta(text=w.delta), extra)
 

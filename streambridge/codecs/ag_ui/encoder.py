@@ -26,10 +26,11 @@ covers?, event}}`` events, which AG-UI consumers ignore (``CUSTOM`` is legal any
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
-from msgspec import UNSET, Raw
+from msgspec import UNSET, Raw, UnsetType
 
 from ...events import (
     DataPart,
@@ -147,6 +148,9 @@ class AgUiEncoder(Encoder):
         self._said_stops: set[str] = set()  # every interrupt id an event said
         self._metadata: dict[str, Any] = {}  # (client fidelity) message metadata, for RUN_FINISHED
         self._waiting: list[ToolApprovalRequest | Elicitation] = []  # said by the outcome alone, if it comes next
+        self._text_tail = b"}" + self._tail
+        #: per kind, the message whose content head was made last and that head
+        self._heads: dict[str, tuple[str, bytes]] = {}
 
     # -- frames ---------------------------------------------------------------------------------
 
@@ -264,6 +268,47 @@ class AgUiEncoder(Encoder):
         """The end of the invented message of ``kind`` when one is open (unframed)."""
         part, self._invented[kind] = self._invented[kind], None
         return None if part is None else self._end_frame(kind, part)
+
+    def _plain_text_ok(self) -> bool:
+        """Whether a delta may go out as its content event alone (the fast path): no approval
+        waits to be let out before it. The heads of plain deltas follow this encoder's own open
+        messages."""
+        ready = not self._waiting
+        text, reasoning = self._invented["text"], self._invented["reasoning"]
+        self._text_head = self._content_head("text", text) if ready and text else b""
+        self._reasoning_head = self._content_head("reasoning", reasoning) if ready and reasoning else b""
+        return ready
+
+    def _part_head(self, reasoning: bool, part_id: str | UnsetType) -> bytes | None:
+        """A delta of the source's own message, open here."""
+        kind = "reasoning" if reasoning else "text"
+        return None if part_id is UNSET or part_id not in self._real[kind] else self._content_head(kind, part_id)
+
+    def _content_head(self, kind: str, message_id: str) -> bytes:
+        """``{"type":"<KIND>_CONTENT","messageId":<id>,"delta":`` framed, as :meth:`_content_frame`
+        writes it."""
+        made = self._heads.get(kind)
+        if made is not None and made[0] == message_id:
+            return made[1]
+        head = self._head + b'{"type":"' + _TYPES[kind] + b'_CONTENT","messageId":' + json_encode(message_id)
+        head += b',"delta":'
+        self._heads[kind] = (message_id, head)
+        return head
+
+    def write_deltas(
+        self,
+        parts: list[bytes],
+        texts: list[str],
+        reasoning: bool = False,
+        ids: Sequence[bytes] | None = None,
+        part_id: str | UnsetType = UNSET,
+    ) -> bool:
+        """An empty delta (which 0.x clients reject) goes in its carrier only: a run with one is
+        written one event at a time."""
+        return "" not in texts and super().write_deltas(parts, texts, reasoning, ids, part_id)
+
+    def _fast_text(self, event: TextDelta) -> bytes | None:
+        return super()._fast_text(event) if event.text else None
 
     @handles(TextDelta, ReasoningDelta, writes=("text", "part_id"))
     def _delta(self, e: TextDelta | ReasoningDelta, parts: list[bytes]) -> None:

@@ -111,6 +111,16 @@ class ToolCallResultW(AgUiWire, tag="TOOL_CALL_RESULT"):
     content: Raw
 
 
+class ToolCallResultRoleW(AgUiWire, tag="TOOL_CALL_RESULT"):
+    """``TOOL_CALL_RESULT`` as the decoder's hot path reads it: with the ``role`` AG-UI's SDKs
+    write last (an unknown member to the model, kept as the full way keeps it)."""
+
+    message_id: str
+    tool_call_id: str
+    content: Raw
+    role: Raw | UnsetType = UNSET
+
+
 class ReasoningMessageStartW(AgUiWire, tag="REASONING_MESSAGE_START"):
     message_id: str
     role: str
@@ -162,6 +172,31 @@ AgUiEvent = (
     | ToolCallEndW
     | ToolCallChunkW
     | ToolCallResultW
+    | ReasoningMessageStartW
+    | ReasoningMessageContentW
+    | ReasoningMessageEndW
+    | ReasoningMessageChunkW
+    | ThinkingTextMessageStartW
+    | ThinkingTextMessageContentW
+    | ThinkingTextMessageEndW
+    | CustomW
+)
+#: the events the decoder's hot path reads (a result with its ``role`` as one of them)
+HotEvent = (
+    RunStartedW
+    | RunFinishedW
+    | RunErrorW
+    | StepStartedW
+    | StepFinishedW
+    | TextMessageStartW
+    | TextMessageContentW
+    | TextMessageEndW
+    | TextMessageChunkW
+    | ToolCallStartW
+    | ToolCallArgsW
+    | ToolCallEndW
+    | ToolCallChunkW
+    | ToolCallResultRoleW
     | ReasoningMessageStartW
     | ReasoningMessageContentW
     | ReasoningMessageEndW

@@ -11,6 +11,7 @@ events), bare step brackets where it puts them are synthetic (the judge of :mod:
 
 from __future__ import annotations
 
+import operator
 from typing import Literal, Unpack
 
 import msgspec
@@ -110,6 +111,21 @@ class AiSdkDecoder(BracketReader):
         self._error: tuple[str, dict[str, Raw], Frame] | None = None
         #: what came between an error and its finish (ai's own streams close the step there)
         self._after_error: list[Event] = []
+
+    # -- the hot path: runs of one part's deltas, the other frequent chunks by their readers ------
+
+    _hot_decoder = _chunk_decoder
+    _hot_text = TextDeltaW
+    _hot_reasoning = ReasoningDeltaW
+    _hot_delta = operator.attrgetter("delta")
+    _hot_part = operator.attrgetter("id")
+    _hot_in_order = True
+
+    def _hot_paused(self) -> bool:
+        return self._error is not None or bool(self._after_error)  # (the frame after an error decides)
+
+    def _delta_part(self, reasoning: bool, part: str) -> str | UnsetType:
+        return self._part("reasoning" if reasoning else "text", part)
 
     # -- implied step brackets (read as nest's: :class:`..steps.BracketReader`) ----------------
 
@@ -226,11 +242,11 @@ class AiSdkDecoder(BracketReader):
         """A delta's part id; unset for the part the encoder invented for text that had none."""
         return UNSET if part_id == self._invented[kind] else part_id
 
-    @reads(TextDeltaW)
+    @reads(TextDeltaW, hot=True)
     def _on_text_delta(self, w: TextDeltaW, extra: Members) -> list[Event]:
         return with_extra(TextDelta(text=w.delta, part_id=self._part("text", w.id)), extra)
 
-    @reads(ReasoningDeltaW)
+    @reads(ReasoningDeltaW, hot=True)
     def _on_reasoning_delta(self, w: ReasoningDeltaW, extra: Members) -> list[Event]:
         return with_extra(ReasoningDelta(text=w.delta, part_id=self._part("reasoning", w.id)), extra)
 
@@ -248,63 +264,63 @@ class AiSdkDecoder(BracketReader):
         self._invented[kind] = None
         return True
 
-    @reads(TextStartW)
+    @reads(TextStartW, hot=True)
     def _on_text_start(self, w: TextStartW, extra: Members) -> list[Event]:
         return [] if self._invented_start("text", w.id, extra) else with_extra(TextStart(part_id=w.id), extra)
 
-    @reads(ReasoningStartW)
+    @reads(ReasoningStartW, hot=True)
     def _on_reasoning_start(self, w: ReasoningStartW, extra: Members) -> list[Event]:
         if self._invented_start("reasoning", w.id, extra):
             return []
         return with_extra(ReasoningStart(part_id=w.id), extra)
 
-    @reads(TextEndW)
+    @reads(TextEndW, hot=True)
     def _on_text_end(self, w: TextEndW, extra: Members) -> list[Event]:
         return [] if self._invented_end("text", w.id, extra) else with_extra(TextEnd(part_id=w.id), extra)
 
-    @reads(ReasoningEndW)
+    @reads(ReasoningEndW, hot=True)
     def _on_reasoning_end(self, w: ReasoningEndW, extra: Members) -> list[Event]:
         return [] if self._invented_end("reasoning", w.id, extra) else with_extra(ReasoningEnd(part_id=w.id), extra)
 
-    @reads(ToolInputDeltaW)
+    @reads(ToolInputDeltaW, hot=True)
     def _on_input_delta(self, w: ToolInputDeltaW, extra: Members) -> list[Event]:
         return with_extra(ToolInputDelta(call_id=w.tool_call_id, delta=w.input_text_delta), extra)
 
-    @reads(StartStepW)
+    @reads(StartStepW, hot=True)
     def _on_start_step(self, w: StartStepW, extra: Members) -> list[Event]:
         return with_extra(StepStart(), extra)
 
-    @reads(FinishStepW)
+    @reads(FinishStepW, hot=True)
     def _on_finish_step(self, w: FinishStepW, extra: Members) -> list[Event]:
         return with_extra(StepFinish(), extra)
 
-    @reads(ToolInputStartW)
+    @reads(ToolInputStartW, hot=True)
     def _on_input_start(self, w: ToolInputStartW, extra: Members) -> list[Event]:
         return with_extra(read_call(ToolInputStart(call_id=w.tool_call_id, name=w.tool_name)), extra)
 
-    @reads(ToolInputAvailableW)
+    @reads(ToolInputAvailableW, hot=True)
     def _on_input_available(self, w: ToolInputAvailableW, extra: Members) -> list[Event]:
         return with_extra(read_call(ToolCall(call_id=w.tool_call_id, name=w.tool_name, input=w.input)), extra)
 
-    @reads(ToolInputErrorW)
+    @reads(ToolInputErrorW, hot=True)
     def _on_input_error(self, w: ToolInputErrorW, extra: Members) -> list[Event]:
         failure = Failure(status="error", message=w.error_text)
         call = ToolCall(call_id=w.tool_call_id, name=w.tool_name, input=w.input, status="failed", failure=failure)
         return with_extra(call, extra)
 
-    @reads(ToolOutputAvailableW)
+    @reads(ToolOutputAvailableW, hot=True)
     def _on_output(self, w: ToolOutputAvailableW, extra: Members) -> list[Event]:
         return with_extra(ToolOutput(call_id=w.tool_call_id, output=w.output), extra)
 
-    @reads(ToolOutputErrorW)
+    @reads(ToolOutputErrorW, hot=True)
     def _on_output_error(self, w: ToolOutputErrorW, extra: Members) -> list[Event]:
         return with_extra(ToolError(call_id=w.tool_call_id, error=w.error_text), extra)
 
-    @reads(ToolOutputDeniedW)
+    @reads(ToolOutputDeniedW, hot=True)
     def _on_output_denied(self, w: ToolOutputDeniedW, extra: Members) -> list[Event]:
         return with_extra(ToolDenied(call_id=w.tool_call_id), extra)
 
-    @reads(ToolApprovalRequestW)
+    @reads(ToolApprovalRequestW, hot=True)
     def _on_approval_request(self, w: ToolApprovalRequestW, extra: Members) -> list[Event]:
         self._approvals[w.approval_id] = w.tool_call_id
         if w.approval_id != approval_id(w.tool_call_id):
@@ -319,12 +335,12 @@ class AiSdkDecoder(BracketReader):
         status: Literal["approved", "denied"] = "approved" if w.approved else "denied"
         return with_extra(ToolApprovalSettled(call_id=call, status=status, reason=w.reason), extra)
 
-    @reads(SourceUrlW)
+    @reads(SourceUrlW, hot=True)
     def _on_source_url(self, w: SourceUrlW, extra: Members) -> list[Event]:
         title = w.title if w.title is not UNSET else ""
         return with_extra(Sources(sources=[Source(id=w.source_id, title=title, kind="url", url=w.url)]), extra)
 
-    @reads(MessageMetadataW)
+    @reads(MessageMetadataW, hot=True)
     def _on_metadata(self, w: MessageMetadataW, extra: Members) -> list[Event]:
         return with_extra(MessageMetadata(metadata=w.message_metadata), extra)
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 import msgspec
-from msgspec import UNSET, Raw
+from msgspec import UNSET, Raw, UnsetType
 
 from ...events import (
     DataPart,
@@ -137,6 +137,9 @@ class AiSdkEncoder(BracketWriter, Encoder):
         self._real: dict[str, list[str]] = {"text": [], "reasoning": []}
         self._approvals: dict[str, str] = {}  # call id → the approval id its request said
         self._held_finish: StepFinish | None = None  # a step's end, until the event after it
+        self._text_tail = b"}" + self._tail
+        #: per kind, the part whose delta head was made last and that head
+        self._heads: dict[str, tuple[str, bytes]] = {}
 
     # -- frames ---------------------------------------------------------------------------
 
@@ -305,6 +308,35 @@ class AiSdkEncoder(BracketWriter, Encoder):
         self._bracket(StepFinish, e, parts)
 
     # -- text and reasoning parts -----------------------------------------------------------
+
+    def _plain_text_ok(self) -> bool:
+        """Whether a delta may go out as its chunk alone (the fast path): a step open with no
+        tool call in it (for the judge too), no bracket or step end waiting. The heads of plain
+        deltas follow this encoder's own open part (a delta of one kind closes the other's)."""
+        steps = self._steps
+        ready = self._step_open and not self._tool_in_step and self._held_finish is None
+        ready = ready and steps.step_open and not steps.tool_in_step and not steps.pending
+        text, reasoning = self._invented["text"], self._invented["reasoning"]
+        self._text_head = self._delta_head("text", text) if ready and text and reasoning is None else b""
+        self._reasoning_head = self._delta_head("reasoning", reasoning) if ready and reasoning and text is None else b""
+        return ready
+
+    def _part_head(self, reasoning: bool, part_id: str | UnsetType) -> bytes | None:
+        """A delta of the source's own part, open here, when no part of the other kind of this
+        encoder's is open (the delta would close it)."""
+        kind, other = ("reasoning", "text") if reasoning else ("text", "reasoning")
+        if part_id is UNSET or self._invented[other] is not None or part_id not in self._real[kind]:
+            return None
+        return self._delta_head(kind, part_id)
+
+    def _delta_head(self, kind: str, part_id: str) -> bytes:
+        """``{"type":"<kind>-delta","id":<part>,"delta":`` framed, as :meth:`_delta_chunk` writes it."""
+        made = self._heads.get(kind)
+        if made is not None and made[0] == part_id:
+            return made[1]
+        head = self._head + b'{"type":"' + kind.encode() + b'-delta","id":' + json_encode(part_id) + b',"delta":'
+        self._heads[kind] = (part_id, head)
+        return head
 
     def _part(self, kind: str, what: str, part_id: str) -> bytes:
         return b'{"type":"' + kind.encode() + b"-" + what.encode() + b'","id":' + json_encode(part_id) + b"}"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import msgspec
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 from msgspec.json import Encoder as JsonEncoder
 
 from ....events import (
@@ -69,11 +69,16 @@ class HostEncoder(Encoder):
             self._text_tail = b"}}\n"
 
     def write_deltas(
-        self, parts: list[bytes], texts: list[str], reasoning: bool = False, ids: Sequence[bytes] | None = None
+        self,
+        parts: list[bytes],
+        texts: list[str],
+        reasoning: bool = False,
+        ids: Sequence[bytes] | None = None,
+        part_id: str | UnsetType = UNSET,
     ) -> bool:
         """Runs of reasoning deltas (carriers here) and numbered deltas (whose ``id:`` line goes
         after the ``event:`` line) are written one event at a time."""
-        return not reasoning and ids is None and super().write_deltas(parts, texts, reasoning, ids)
+        return not reasoning and ids is None and super().write_deltas(parts, texts, reasoning, ids, part_id)
 
     # -- framing -----------------------------------------------------------------------------
 

@@ -466,3 +466,52 @@ def test_a_real_step_left_open_by_a_truncated_stream_comes_back_real() -> None:
     error's terminal, so the encoder judges the open bracket by that (found by hypothesis)."""
     agentkit = encode("agentkit", [RunStart(), StepStart(), StepFinish()])
     assert convert("ai-sdk", "agentkit", convert("agentkit", "ai-sdk", agentkit)) == agentkit
+
+
+AG_UI_RUN = b"".join(
+    b"data: " + json.dumps(event, separators=(",", ":")).encode() + b"\n\n"
+    for event in (
+        {"type": "RUN_STARTED", "timestamp": 1, "threadId": "t", "runId": "r"},
+        {"type": "TOOL_CALL_START", "timestamp": 2, "toolCallId": "c1", "toolCallName": "s"},
+        {"type": "TOOL_CALL_END", "timestamp": 3, "toolCallId": "c1"},
+        {"type": "TOOL_CALL_RESULT", "timestamp": 4, "messageId": "m2", "toolCallId": "c1", "content": "1"},
+        {"type": "TEXT_MESSAGE_START", "timestamp": 5, "messageId": "m1", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "timestamp": 6, "messageId": "m1", "delta": "done"},
+        {"type": "TEXT_MESSAGE_END", "timestamp": 7, "messageId": "m1"},
+        {"type": "RUN_FINISHED", "timestamp": 8, "threadId": "t", "runId": "r"},
+    )
+)
+
+
+def test_a_part_that_starts_after_a_tool_call_starts_in_a_new_step_and_is_never_reopened() -> None:
+    """A source's own text part after a tool call: the new step opens before its ``text-start``
+    (the step judge takes a part's start for its content), so the part is written once, its
+    carrier riding on it, and the stream comes back byte for byte."""
+    out = convert("ag-ui", "ai-sdk", AG_UI_RUN)
+    frames = [c["type"] for c in chunks(out) if isinstance(c, dict)]
+    assert frames[frames.index("tool-output-available") :] == [
+        "tool-output-available",
+        "finish-step",
+        "start-step",
+        "text-start",
+        "text-delta",
+        "text-end",
+        "data-terminal",
+        "finish",
+    ]
+    assert convert("ai-sdk", "ag-ui", out) == AG_UI_RUN
+
+
+def test_riders_pass_the_step_bracket_a_reader_holds_back() -> None:
+    """The run start has no frame in ai-sdk: it rides forward past the implied ``start-step``
+    onto the first frame with ``providerMetadata``, marked as ahead of the bracket, instead of a
+    ``data-run-start`` frame; the reader puts it back before the bracket."""
+    out = convert("ag-ui", "ai-sdk", AG_UI_RUN)
+    parsed = [c for c in chunks(out) if isinstance(c, dict)]
+    assert [c["type"] for c in parsed[:3]] == ["start", "start-step", "tool-input-start"]
+    riding = parsed[2]["providerMetadata"]["streambridge"]
+    assert riding["ahead"] == 1 and [e["type"] for e in riding["before"]] == ["run-start"]
+    assert not any(c["type"] == "data-run-start" for c in parsed)
+    events = decode("ai-sdk", out, strict=True)
+    assert [type(e).__name__ for e in events[:3]] == ["RunStart", "StepStart", "ToolInputStart"]
+    assert events[0].run_id == "r" and events[1].synthetic

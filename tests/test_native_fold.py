@@ -165,8 +165,10 @@ def test_a_client_gets_no_more_than_a_native_backend_sends(runs: Runs) -> None:
 
 #: runs whose translation at exact has more frames than 1.15x the native stream, and why: an
 #: AG-UI ``TOOL_CALL_ARGS`` timestamp has no place on ai-sdk's ``tool-input-delta`` (strict
-#: profiles reject ``providerMetadata`` there), and riding it forward would hold the delta back
-EXACT_OVER = {("tool", "ai-sdk"): 1.35, ("approval", "ai-sdk"): 1.4}
+#: profiles reject ``providerMetadata`` there), and riding it forward would hold the delta back;
+#: nor has an interrupt's detail on ``tool-approval-request``; and the AG-UI producer's empty
+#: text message before a call is two frames its AI SDK stream does not have
+EXACT_OVER = {("tool", "ai-sdk"): 1.22, ("approval", "ai-sdk"): 1.37}
 
 
 def test_exact_output_stays_within_a_native_backends_frames(runs: Runs) -> None:

@@ -136,8 +136,9 @@ def test_natural_streams_take_the_hot_path_both_ways(codec: str, size: int, monk
     hot_frames = _assert_both_paths_agree(codec, data, "sse", size)
     frames = _frames(data, "sse")
     escaped = sum(b"\\u00e9" in frame for frame in frames)  # written otherwise than msgspec writes them
-    if size == 1:  # every frame but the run start, the one after it (it waits), the end and those
-        assert hot_frames >= len(frames) - 4 - escaped
+    if size == 1:  # every frame but the run start, the two after it (they wait: a step bracket held
+        # back keeps the run start held for the riders that may amend it), the end and those escaped
+        assert hot_frames >= len(frames) - 5 - escaped
     written.clear()
     translated = b"".join(translate(_groups(data, "sse", size), source=codec, target=codec))
     assert translated == data  # (a native stream comes back byte for byte)

@@ -56,11 +56,13 @@ carrier_decoder = msgspec.json.Decoder(_Carrier)
 
 
 class _Rider(msgspec.Struct):
-    """A carrier riding on a frame (codecs/riding.py): the events riding forward on it, and
-    whether the frame's own event rides there too (then the carrier's ``event``, else empty)."""
+    """A carrier riding on a frame (codecs/riding.py): the events riding forward on it (the first
+    ``ahead`` of them came before the step brackets a reader holds), and whether the frame's own
+    event rides there too (then the carrier's ``event``, else empty)."""
 
     before: list[Raw] = []
     event: Raw = Raw()
+    ahead: int = 0
 
 
 rider_decoder = msgspec.json.Decoder(_Rider)

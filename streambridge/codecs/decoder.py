@@ -195,6 +195,8 @@ class Decoder:
         self._from_carrier = False
         #: how many of a frame's events rode forward on it (carried), before the frame's own
         self._carried_first = 0
+        #: riders that came before the step brackets held back (see steps.BracketReader)
+        self._ahead_of_held: list[Event] = []
         self._cut = 0  # the frame the input ended inside (a last NDJSON line without its newline)
         self._out: EventSink = []
         self._out_deltas: Callable[..., None] = lambda *run: None
@@ -538,6 +540,7 @@ class Decoder:
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise FrameProblem(f"a streambridge member holding valid events ({exc})") from None
         without = msgspec.structs.replace(frame, data=rest)
+        self._ahead_of_held = before[: rider.ahead]
         self._note_carried(before)  # (before the frame's own, which may depend on them)
         if rider.event:  # the frame's own event rides too
             event = self._carrier(body)
@@ -691,6 +694,8 @@ class Decoder:
         held = self._held
         assert held is not None
         first = events[0] if events else None
+        if self._passes_held_start(events):
+            return  # (riders may still amend it: see steps.BracketReader)
         if self._from_carrier and type(first) is RunStart:
             if first.event_id is UNSET:  # its id stood on the native frame
                 first.event_id = held.event_id
@@ -710,6 +715,11 @@ class Decoder:
                 self.codec, "after-terminal", "after the terminal event ignored", frame.index, frame.offset
             )
             keep(self.diagnostics, said)
+
+    def _passes_held_start(self, events: list[Event]) -> bool:
+        """Whether a frame's events leave a held run start held (a codec's structure its
+        encoder writes between a run start and the carrier amending it)."""
+        return False
 
     def _release(self, out: EventSink) -> None:
         if self._held is not None:

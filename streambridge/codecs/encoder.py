@@ -214,6 +214,10 @@ class Encoder:
         self._whole_text: list[Event] = []  # text a decoder made from its source's terminal
         self._covered: list[bytes] = []  # the frames of that text, rendered by the terminal
         self._riders: list[Event] = []  # events waiting to ride on the next frame
+        #: step brackets a reader holds, written after the riders that passed them (the first
+        #: ``_ahead`` of ``_riders``; see :meth:`steps.BracketWriter._reader`)
+        self._passed = b""
+        self._ahead = 0
         #: what the output promises (see :mod:`.fidelity`); set before the first event
         self.fidelity: Fidelity = "exact"
         self.dropped = 0
@@ -512,7 +516,7 @@ class Encoder:
             return None
         body = carrier_body(event, 0, keep_id=not line_id)
         if self._riders and not line_id:  # (else they go before it: see _board)
-            body = before_members(self._take_riders()) + b"," + body
+            body = self._rider_members() + b"," + body
         return ride(payload, body, slot)
 
     #: an event with no frame of its own rides forward on the next frame that has the slot,
@@ -529,10 +533,15 @@ class Encoder:
         self._text_ready = False  # (the next frame takes it, so no delta may pass on the fast path)
         return True
 
-    def _take_riders(self) -> list[bytes]:
-        """The waiting riders' events as JSON, none waiting after."""
+    def _rider_members(self) -> bytes:
+        """The carrier members saying the waiting riders (how many of them passed held step
+        brackets, when some did), none waiting after."""
         riders, self._riders = self._riders, []
-        return [encode_event(event) for event in riders]
+        members = before_members([encode_event(event) for event in riders])
+        if self._ahead:
+            members += b',"ahead":' + str(self._ahead).encode()
+            self._ahead = 0
+        return members
 
     def _board(self, payload: bytes, name: str, event_id: str) -> bytes:
         """A frame with the waiting riders on it when it has the slot and no ``id:`` line of
@@ -541,9 +550,13 @@ class Encoder:
         slot = self.ride_slot
         assert slot is not None  # (only a protocol with a slot keeps riders)
         if not name and not event_id and rides_on(payload, slot) and self._has_slot(payload):
-            return self._emit(ride(payload, before_members(self._take_riders()), slot), name, event_id)
+            return self._emit(ride(payload, self._rider_members(), slot), name, event_id)
         riders, self._riders = self._riders, []
-        alone = [self._carry(event) for event in riders]
+        passed, self._passed = self._passed, b""  # (after the riders that passed them)
+        ahead, self._ahead = self._ahead, 0
+        alone = [self._carry(event) for event in riders[:ahead]]
+        alone.append(passed)
+        alone.extend(self._carry(event) for event in riders[ahead:])
         return b"".join(alone) + self._emit(payload, name, event_id)
 
     def _has_slot(self, frame: bytes) -> bool:
@@ -599,6 +612,9 @@ class Encoder:
         """One framed frame, after its ``id:`` line when it has an id (an encoder numbering frames does so here)."""
         if self._riders:
             return self._board(payload, name, event_id)
+        if self._passed:  # (their riders rode on the frame before this one's carrier)
+            passed, self._passed = self._passed, b""
+            return passed + self._emit(payload, name, event_id)
         if not name and not event_id and self._sse and b"\n" not in payload and b"\r" not in payload:
             return b"data: " + payload + b"\n\n"
         return self._frame(payload, name, event_id)
@@ -644,10 +660,12 @@ class Encoder:
             return
         frames: list[bytes] = []
         riders, self._riders = self._riders, []  # (they ride on the terminal's carrier, before these)
+        passed, self._passed = self._passed, b""
         for delta in held:
             self._handle(msgspec.structs.replace(delta, synthetic=False), frames)
         self._covered = frames
         self._riders = riders + self._riders
+        self._passed = passed + self._passed
 
     def write_event(self, event: Event, parts: list[bytes]) -> None:
         """Encode one event through its handler (what every event but a fast text delta takes)."""

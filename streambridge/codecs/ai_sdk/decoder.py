@@ -52,7 +52,7 @@ from ..sinks import EventSink
 from ..steps import BracketReader
 from ..synthetic import read_call
 from ..terminals import DEFAULT_MESSAGES, TRUNCATED_CODE, TRUNCATED_MESSAGE, canonical_failure
-from .encoder import approval_id, data_part, whole_frame
+from .encoder import approval_id, data_part, whole_frame, writes_part_start
 from .wire import (
     CHUNKS,
     FIELDS,
@@ -99,6 +99,7 @@ class AiSdkDecoder(BracketReader):
     start_words = "start"
     terminal_words = "finish, abort or error"
     _invents_input_start = False  # the protocol says tool-input-start
+    part_starts = True  # text-start is where a step's text begins (steps.StepJudge)
 
     wire_types = AiSdkChunk
 
@@ -128,6 +129,10 @@ class AiSdkDecoder(BracketReader):
         return self._part("reasoning" if reasoning else "text", part)
 
     # -- implied step brackets (read as nest's: :class:`..steps.BracketReader`) ----------------
+
+    def _judged(self, event: Event) -> type:
+        t = type(event)
+        return t if (t is not TextStart and t is not ReasoningStart) or writes_part_start(event) else Event
 
     def _finish(self, out: EventSink) -> None:
         pending, self._error = self._error, None

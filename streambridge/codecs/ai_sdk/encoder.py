@@ -100,6 +100,7 @@ _ERROR_FINISH = b'{"type":"finish","finishReason":"error"}'
 #: events whose data parts are marked ``transient`` (passing UI state, not message content)
 TRANSIENT: frozenset[type[Event]] = frozenset((Status, Title, Queue))
 _OPENS_TOOL = (ToolInputStart, ToolCall)
+_PART_STARTS = (TextStart, ReasoningStart)
 _KIND = {TextDelta: "text", TextStart: "text", TextEnd: "text"}
 _KIND.update({ReasoningDelta: "reasoning", ReasoningStart: "reasoning", ReasoningEnd: "reasoning"})
 #: what a denial says to a client without ``tool-output-denied`` (under the denial's carrier)
@@ -113,6 +114,16 @@ _SETTLED = ("approved", "denied")
 def approval_id(call_id: str) -> str:
     """The approval id an encoder gives an approval of ``call_id`` that came without one."""
     return "approval-" + call_id
+
+
+def writes_part_start(e: Event) -> bool:
+    """Whether a part start is this message's own, written as a frame where its content begins
+    (the step judge takes it for content): not another message's, not one a decoder implied,
+    not one whose id looks invented (its data part alone says it)."""
+    if type(e) is not TextStart and type(e) is not ReasoningStart:
+        return False
+    part = e.part_id
+    return e.message_id is UNSET and not e.synthetic and (part is UNSET or not part.startswith(PREFIX))
 
 
 def _plain(event: Event) -> bool:
@@ -131,7 +142,7 @@ class AiSdkEncoder(BracketWriter, Encoder):
         super().__init__(framing)
         self._step_open = False
         self._tool_in_step = False
-        self._steps: StepJudge[Event | None] = StepJudge()
+        self._steps: StepJudge[Event | None] = StepJudge(part_starts=True)
         self._counts = {"text": 0, "reasoning": 0}
         self._invented: dict[str, str | None] = {"text": None, "reasoning": None}
         self._real: dict[str, list[str]] = {"text": [], "reasoning": []}
@@ -236,7 +247,7 @@ class AiSdkEncoder(BracketWriter, Encoder):
         announcement; then the held brackets are decided by it."""
         t = type(e)
         if t in _KIND:
-            if t is TextDelta or t is ReasoningDelta:
+            if t is TextDelta or t is ReasoningDelta or self._starts_part(e):
                 if self._tool_in_step:
                     self._close_step(parts)
                 self._open_step(parts)
@@ -248,7 +259,15 @@ class AiSdkEncoder(BracketWriter, Encoder):
                 self._open_step(parts)
             elif type(e) is ToolApprovalRequest:
                 self._announce(e.call_id, parts)
-        self._reader(t, parts)
+        self._reader(t if t not in _PART_STARTS or writes_part_start(e) else Event, parts)
+
+    def _starts_part(self, e: Event) -> bool:
+        """A source's part start this encoder writes as its frame (content begins there, so the
+        step it needs opens before it); at client fidelity a part opens with its first delta."""
+        if (type(e) is not TextStart and type(e) is not ReasoningStart) or not writes_part_start(e):
+            return False
+        part = e.part_id
+        return self.fidelity != "client" or part is UNSET or part in self._real[_KIND[type(e)]]
 
     def _open_step(self, parts: list[bytes]) -> None:
         if not self._step_open:
@@ -283,14 +302,10 @@ class AiSdkEncoder(BracketWriter, Encoder):
 
     @handles(StepStart, StepFinish, writes=())
     def _step(self, e: Event, parts: list[bytes]) -> None:
-        """A source's step bracket; a synthetic one is implied structure: the step opens or
-        closes here as the content after it would make it, with this encoder's own bracket."""
+        """A source's step bracket; a synthetic one is implied structure: this encoder closes
+        and opens the step with its own brackets where the content after it needs them."""
         t = type(e)
         if e.synthetic:
-            if t is StepStart:
-                self._open_step(parts)
-            else:
-                self._close_step(parts)
             return
         if type(e) is StepFinish:
             self._held_finish = e  # an error terminal may follow (see _failed_step)

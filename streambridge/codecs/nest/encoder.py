@@ -418,14 +418,11 @@ class NestEncoder(BracketWriter, Encoder):
     @handles(StepStart, StepFinish, writes=("usage", "cost_usd", "reasoning_ms", "model"))
     def _step(self, e: Event, parts: list[bytes]) -> None:
         """A source's step bracket. A synthetic one is implied structure (a nest decoder reads
-        only brackets its encoder would write itself so): the step opens or closes here as the
-        content after it would make it, with this encoder's own bracket."""
+        only brackets its encoder would write itself so): this encoder closes and opens the step
+        with its own brackets where the content after it needs them (an AI SDK reader implies
+        them before a part's start, which nest has no frame for)."""
         t = type(e)
         if e.synthetic:
-            if t is StepStart:
-                self._open_step(parts)
-            else:
-                self._close_step(parts)
             return
         if t is StepFinish and not self._step_open:
             self._open_step(parts)  # a step-finish is always bracketed

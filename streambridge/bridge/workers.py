@@ -111,7 +111,7 @@ class _Fleet:
         self.exited.append(proc)
         code = proc.exitcode or 0
         log_event(logging.INFO if self.stopping else logging.ERROR, "worker_exited", worker=proc.pid, code=code)
-        return code
+        return code if code >= 0 else 1  # killed by a signal (-N): a failure
 
     def wait_all(self, failed: int | None) -> int:
         """Wait for every worker to exit (the first to exit unasked stops the rest)."""

@@ -278,7 +278,7 @@ def _check_settings(name: str, typed: Mapping[str, Any]) -> None:
         raise ConfigError(f"route {name!r}: control_url must be an absolute http(s):// URL")
 
 
-#: route settings in seconds (0 allowed: no heartbeat, no grace, …); a negative one is refused
+#: route settings in seconds: a negative one is refused
 _SECONDS = (
     "connect_timeout",
     "first_byte_timeout",
@@ -287,7 +287,6 @@ _SECONDS = (
     "heartbeat",
     "client_stall_timeout",
     "resume_grace",
-    "max_run_seconds",
 )
 #: route settings in bytes that bound a buffer: at least one byte
 _SIZES = ("max_request_bytes", "max_frame_bytes", "replay_limit_bytes")
@@ -298,9 +297,10 @@ def _check_bounds(name: str, typed: Mapping[str, Any]) -> None:
     variable can say what the flags' own minimums refuse)."""
     for key in _SECONDS:
         if typed.get(key, 0) < 0:
-            raise ConfigError(f"route {name!r}: {key} must not be negative (seconds; 0 turns it off)")
-    if typed.get("max_run_bytes", 0) < 0:
-        raise ConfigError(f"route {name!r}: max_run_bytes must not be negative (0: no bound)")
+            raise ConfigError(f"route {name!r}: {key} must not be negative (seconds)")
+    for key in ("max_run_bytes", "max_run_seconds"):
+        if typed.get(key, 0) < 0:
+            raise ConfigError(f"route {name!r}: {key} must not be negative (0: no bound)")
     for key in _SIZES:
         if typed.get(key, 1) < 1:
             raise ConfigError(f"route {name!r}: {key} must be at least 1 byte")

@@ -141,6 +141,7 @@ def _route_toml(tmp_path: Path, line: str) -> Path:
         ("max_frame_bytes = 0", "max_frame_bytes must be at least 1 byte"),
         ("max_request_bytes = -1", "max_request_bytes must be at least 1 byte"),
         ('cors_origins = ["https://app.example/"]', "(a browser sends 'https://app.example')"),
+        ('cors_origins = ["https://app.example:443"]', "(a browser sends 'https://app.example')"),
         ('cors_origins = ["app.example"]', "cors origin 'app.example' is not scheme://host[:port]"),
         ('control_url = "ftp://u/control"', "control_url must be an absolute http(s):// URL"),
     ],
@@ -151,9 +152,9 @@ def test_a_bound_or_shape_that_cannot_mean_anything_is_refused(tmp_path: Path, l
 
 
 def test_good_origins_and_control_urls_pass(tmp_path: Path) -> None:
-    line = 'cors_origins = ["*", "https://app.example", "http://localhost:5173"]\ncontrol_url = "http://c/"'
+    line = 'cors_origins = ["*", "https://app.example", "http://localhost:5173", "null"]\ncontrol_url = "http://c/"'
     route = build_config(config_file=_route_toml(tmp_path, line), environ={}).routes[0]
-    assert route.cors_origins == ("*", "https://app.example", "http://localhost:5173")
+    assert route.cors_origins == ("*", "https://app.example", "http://localhost:5173", "null")
 
 
 @pytest.mark.parametrize(

@@ -310,10 +310,11 @@ def _check_bounds(name: str, typed: Mapping[str, Any]) -> None:
 
 def _check_origins(route: str, origins: Iterable[str]) -> None:
     """A CORS origin is what a browser sends: ``scheme://host[:port]``, no path (a trailing
-    slash would never match, and the route would refuse the page it was meant for)."""
+    slash would never match, and the route would refuse the page it was meant for); ``null`` is
+    what a file or a sandboxed frame sends."""
     for origin in origins:
         url = _parsed(origin)
-        if origin == "*" or (url is not None and url.host and url.scheme and origin == str(url.origin())):
+        if origin in ("*", "null") or (url is not None and url.host and url.scheme and origin == str(url.origin())):
             continue
         hint = f" (a browser sends {str(url.origin())!r})" if url is not None and url.host and url.scheme else ""
         raise ConfigError(f"route {route!r}: cors origin {origin[:80]!r} is not scheme://host[:port]{hint}")

@@ -100,5 +100,6 @@ def test_what_the_troubleshooting_table_quotes_is_what_the_proxy_says() -> None:
     assert len(quoted) == 3 and set(quoted) <= messages
     for code in re.findall(r"`\d{3} (\w+)`", text):
         assert any(code in path.read_text() for path in (ROOT / "streambridge/bridge").rglob("*.py")), code
-    unknown = invoke("convert", "x.sse", "--to", "aisdk")
-    assert "--to: unknown protocol 'aisdk'" in unknown.stderr and unknown.exit_code == 2
+    unknown = invoke("convert", "x.sse", "--to", "copilotkit")
+    assert "--to: unknown protocol 'copilotkit'" in unknown.stderr and unknown.exit_code == 2
+    assert "unknown protocol 'copilotkit'" in text

@@ -141,6 +141,8 @@ class Config:
     #: refuse (401) a request that says nothing of who it is from (no owner header, or without
     #: one no Authorization / Cookie): otherwise every such client is one shared identity
     require_identity: bool = False
+    #: processes serving the port together (SO_REUSEPORT; more than one needs a Redis run log)
+    workers: int = 1
 
 
 #: route settings that may also come from ``STREAMBRIDGE_<NAME>`` and ``[defaults]`` in routes.toml.
@@ -235,8 +237,8 @@ def _route(
             codecs.get(proto)
         except KeyError:
             raise ConfigError(f"route {name!r}: unknown protocol {proto!r} for --{label}") from None
-    url = URL(upstream)
-    if url.scheme not in ("http", "https", "ws", "wss") or not url.host:
+    url = _parsed(upstream)
+    if url is None or url.scheme not in ("http", "https", "ws", "wss") or not url.host:
         raise ConfigError(f"route {name!r}: upstream must be an absolute http(s):// or ws(s):// URL")
     headers = dict(parse_header(spec, environ) for spec in header_specs)
     typed = {}
@@ -268,12 +270,66 @@ def _check_settings(name: str, typed: Mapping[str, Any]) -> None:
             raise ConfigError(f"route {name!r}: {key} must be 'sse' or 'ndjson'")
     if typed.get("fidelity", "client") not in FIDELITIES:
         raise ConfigError(f"route {name!r}: fidelity must be 'exact' or 'client'")
+    _check_bounds(name, typed)
+    _check_forwarded(name, typed.get("forward_headers", ()))
+    _check_origins(name, typed.get("cors_origins", ()))
+    control_url = typed.get("control_url")
+    if control_url is not None and not _is_http_url(control_url):
+        raise ConfigError(f"route {name!r}: control_url must be an absolute http(s):// URL")
+
+
+#: route settings in seconds: a negative one is refused
+_SECONDS = (
+    "connect_timeout",
+    "first_byte_timeout",
+    "idle_timeout",
+    "approval_timeout",
+    "heartbeat",
+    "client_stall_timeout",
+    "resume_grace",
+)
+#: route settings in bytes that bound a buffer: at least one byte
+_SIZES = ("max_request_bytes", "max_frame_bytes", "replay_limit_bytes")
+
+
+def _check_bounds(name: str, typed: Mapping[str, Any]) -> None:
+    """Bounds that cannot mean anything: a negative time, an empty buffer (a TOML file or a
+    variable can say what the flags' own minimums refuse)."""
+    for key in _SECONDS:
+        if typed.get(key, 0) < 0:
+            raise ConfigError(f"route {name!r}: {key} must not be negative (seconds)")
     for key in ("max_run_bytes", "max_run_seconds"):
         if typed.get(key, 0) < 0:
             raise ConfigError(f"route {name!r}: {key} must not be negative (0: no bound)")
+    for key in _SIZES:
+        if typed.get(key, 1) < 1:
+            raise ConfigError(f"route {name!r}: {key} must be at least 1 byte")
     if typed.get("stream_buffer_bytes", MIN_STREAM_BUFFER) < MIN_STREAM_BUFFER:
         raise ConfigError(f"route {name!r}: stream_buffer_bytes must be at least {MIN_STREAM_BUFFER}")
-    _check_forwarded(name, typed.get("forward_headers", ()))
+
+
+def _check_origins(route: str, origins: Iterable[str]) -> None:
+    """A CORS origin is what a browser sends: ``scheme://host[:port]``, no path (a trailing
+    slash would never match, and the route would refuse the page it was meant for); ``null`` is
+    what a file or a sandboxed frame sends."""
+    for origin in origins:
+        url = _parsed(origin)
+        if origin in ("*", "null") or (url is not None and url.host and url.scheme and origin == str(url.origin())):
+            continue
+        hint = f" (a browser sends {str(url.origin())!r})" if url is not None and url.host and url.scheme else ""
+        raise ConfigError(f"route {route!r}: cors origin {origin[:80]!r} is not scheme://host[:port]{hint}")
+
+
+def _parsed(value: str) -> URL | None:
+    try:
+        return URL(value)
+    except (ValueError, TypeError):
+        return None
+
+
+def _is_http_url(value: str) -> bool:
+    url = _parsed(value)
+    return url is not None and url.scheme in ("http", "https") and bool(url.host)
 
 
 def _check_forwarded(route: str, names: Iterable[str]) -> None:
@@ -295,7 +351,7 @@ def load_routes_toml(
     [server]            # host, port, log_json, drain_timeout, max_upstream_connections, upstream_keepalive,
                         # run_log, run_log_ttl, run_log_bytes, run_log_lease, run_log_maxlen, run_log_timeout,
                         # thread_ttl, owner_header, inspect, inspect_streams, inspect_stream_bytes,
-                        # inspect_bytes, allowed_hosts, require_identity
+                        # inspect_bytes, allowed_hosts, require_identity, workers
     [defaults]          # any route setting, for every route
     [[routes]]
     name = "support"
@@ -359,6 +415,7 @@ def build_config(
     inspect_streams: int | None = None,
     allowed_hosts: Iterable[str] | None = None,
     require_identity: bool | None = None,
+    workers: int | None = None,
     settings: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Config:
@@ -392,17 +449,17 @@ def build_config(
     if not routes:
         raise ConfigError("no route: give --upstream, --from and --to, or --config routes.toml")
     _check_unique(routes)
-    return Config(
+    config = Config(
         routes=tuple(routes),
         host=host if host is not None else str(server.get("host", "127.0.0.1")),
         port=_port(port if port is not None else server.get("port", 8787)),
         log_json=bool(log_json if log_json is not None else server.get("log_json", False)),
-        drain_timeout=float(server.get("drain_timeout", env.get(ENV_PREFIX + "DRAIN_TIMEOUT", 10.0))),
-        max_upstream_connections=int(
-            server.get("max_upstream_connections", env.get(ENV_PREFIX + "MAX_UPSTREAM_CONNECTIONS", 1000))
+        drain_timeout=_seconds(
+            "drain_timeout", server.get("drain_timeout", env.get(ENV_PREFIX + "DRAIN_TIMEOUT", 10.0))
         ),
-        upstream_keepalive=_keepalive(
-            server.get("upstream_keepalive", env.get(ENV_PREFIX + "UPSTREAM_KEEPALIVE", 15.0))
+        max_upstream_connections=int(_positive(server, env, "max_upstream_connections", 1000)),
+        upstream_keepalive=_seconds(
+            "upstream_keepalive", server.get("upstream_keepalive", env.get(ENV_PREFIX + "UPSTREAM_KEEPALIVE", 15.0))
         ),
         run_log=_run_log(run_log or server.get("run_log") or env.get(ENV_PREFIX + "RUN_LOG") or "memory"),
         run_log_ttl=_positive(server, env, "run_log_ttl", 600.0),
@@ -419,7 +476,27 @@ def build_config(
         inspect_token=env.get(ENV_PREFIX + "INSPECT_TOKEN") or None,
         allowed_hosts=_allowed_hosts(allowed_hosts, server, env),
         require_identity=_flag(require_identity, server, env, "require_identity"),
+        workers=int(workers or _positive(server, env, "workers", 1)),
     )
+    _check_workers(config)
+    return config
+
+
+def _check_workers(config: Config) -> None:
+    """Several workers are several processes on one port: what a client does next may reach any
+    of them, so they must share the run log, and the port must be one they all bind."""
+    if config.workers == 1:
+        return
+    count = f"{config.workers} workers"
+    if not config.run_log.startswith(("redis://", "rediss://", "unix://")):
+        raise ConfigError(
+            f"{count} need the Redis run log (--run-log redis://…, not {config.run_log!r}): a client's "
+            "resume, cancel or next message may reach any worker, and only Redis is shared by them"
+        )
+    if config.port == 0:
+        raise ConfigError(f"{count} need a fixed --port: with port 0 each would listen on a port of its own")
+    if config.inspect:
+        raise ConfigError(f"--inspect shows one process's streams: use it with one worker, not {count}")
 
 
 def _allowed_hosts(given: Iterable[str] | None, server: Mapping[str, Any], env: Mapping[str, str]) -> tuple[str, ...]:
@@ -458,13 +535,14 @@ def _positive(server: Mapping[str, Any], env: Mapping[str, str], name: str, defa
     return number
 
 
-def _keepalive(value: Any) -> float:
+def _seconds(name: str, value: Any) -> float:
+    """A server setting in seconds, 0 allowed."""
     try:
         seconds = float(value)
     except (TypeError, ValueError):
-        raise ConfigError(f"upstream_keepalive {value!r} is not a number of seconds") from None
+        raise ConfigError(f"{name} {value!r} is not a number of seconds") from None
     if seconds < 0:
-        raise ConfigError("upstream_keepalive must not be negative")
+        raise ConfigError(f"{name} must not be negative")
     return seconds
 
 

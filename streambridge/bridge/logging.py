@@ -58,16 +58,31 @@ class TextFormatter(logging.Formatter):
         return line
 
 
-def setup_logging(json_logs: bool = False, level: int = logging.INFO) -> None:
-    """Route the ``streambridge`` and ``aiohttp`` loggers to stderr in the chosen format."""
+def setup_logging(json_logs: bool = False, tags: dict[str, Any] | None = None, level: int = logging.INFO) -> None:
+    """Route the ``streambridge`` and ``aiohttp`` loggers to stderr in the chosen format; ``tags``
+    end every line (a worker's process id, so interleaved workers' lines can be told apart)."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if json_logs else TextFormatter())
+    if tags:
+        handler.addFilter(_Tagged(tags))
     for name in ("streambridge", "aiohttp"):
         log = logging.getLogger(name)
         log.handlers[:] = [handler]
         log.setLevel(level)
         log.propagate = False
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+
+
+class _Tagged(logging.Filter):
+    """Adds the same fields to every record it passes."""
+
+    def __init__(self, tags: dict[str, Any]) -> None:
+        super().__init__()
+        self.tags = tags
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.fields = {**getattr(record, "fields", {}), **self.tags}
+        return True
 
 
 def access_log(log: logging.Logger) -> Middleware:

@@ -11,8 +11,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import signal
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -28,7 +30,14 @@ from .runlog.threads import thread_map
 from .state import STATE, BridgeState
 from .upstream import ConnectionLimit, make_session
 
-__all__ = ["STATE", "BindError", "BridgeState", "create_app", "run_app"]
+if TYPE_CHECKING:
+    from .workers import Worker
+
+__all__ = ["STATE", "WORKER_HEADER", "BindError", "BridgeState", "create_app", "run_app"]
+
+#: the response header naming the worker process that answered (``serve --workers N``, N > 1):
+#: ``/healthz`` and ``/metrics`` answer for that worker alone
+WORKER_HEADER = "X-Streambridge-Worker"
 
 
 async def healthz(request: web.Request) -> web.Response:
@@ -129,34 +138,66 @@ class BindError(Exception):
         self.error = error
 
 
-def run_app(config: Config) -> None:
+def run_app(config: Config, worker: Worker | None = None) -> None:
     """Serve until SIGINT / SIGTERM, then drain (blocking). Raises :class:`BindError` when the
-    address cannot be bound; the routes and ``listening`` are logged only once it is."""
-    setup_logging(config.log_json)
+    address cannot be bound; the routes and ``listening`` are logged only once it is.
+
+    As one of ``serve --workers`` (workers.py), its socket shares the port (``SO_REUSEPORT``),
+    its log lines and answers name its process, and it stops as on SIGTERM when its parent is gone.
+    """
+    setup_logging(config.log_json, {"worker": os.getpid()} if worker else None)
     app = create_app(config)
+    if worker is not None:
+        app.on_response_prepare.append(_name_worker)
     with asyncio.Runner() as loop:
-        runner = loop.run(_start(app, config))
+        runner = loop.run(_start(app, config, worker))
         try:
             loop.run(_forever())
         except (web.GracefulExit, KeyboardInterrupt):  # SIGTERM, SIGINT
-            pass
+            _ignore_further_stops(loop.get_loop())
         finally:
             loop.run(_drain(app))  # still listening: /healthz says 503 while open streams finish
             loop.run(runner.cleanup())  # then stop listening (the drain is done: nothing waits)
 
 
-async def _start(app: web.Application, config: Config) -> web.AppRunner:
+async def _start(app: web.Application, config: Config, worker: Worker | None) -> web.AppRunner:
     """What ``web.run_app`` starts, for one TCP site, announced once its socket is bound."""
     runner = web.AppRunner(app, handle_signals=True, handler_cancellation=True, shutdown_timeout=5.0, access_log=None)
     await runner.setup()
     try:
-        await web.TCPSite(runner, config.host, config.port).start()
+        await web.TCPSite(runner, config.host, config.port, reuse_port=worker is not None).start()
     except OSError as exc:
         app[STATE].never_listened = True
         await runner.cleanup()
         raise BindError(config.host, config.port, exc) from None
     _announce(config, runner.addresses[0])
+    if worker is not None:
+        _watch_parent(worker.parent_gone)
+        worker.ready()
     return runner
+
+
+def _ignore_further_stops(loop: asyncio.AbstractEventLoop) -> None:
+    """A second SIGTERM / SIGINT while draining is logged and changes nothing: a supervisor
+    that signals every process of a group (systemd's default) also reaches a worker whose parent
+    forwards the same stop, and a drain cut short by it would end no stream properly."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, log_event, logging.INFO, "already_draining")
+
+
+async def _name_worker(request: web.Request, response: web.StreamResponse) -> None:
+    response.headers[WORKER_HEADER] = str(os.getpid())
+
+
+def _watch_parent(gone: int) -> None:
+    """Stop as on SIGTERM (drain, then exit) once the parent's end of the pipe is closed."""
+    loop = asyncio.get_running_loop()
+
+    def parent_gone() -> None:
+        loop.remove_reader(gone)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    loop.add_reader(gone, parent_gone)
 
 
 async def _forever() -> None:

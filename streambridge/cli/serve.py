@@ -13,16 +13,18 @@ import typer
 
 from ..bridge import config as bridge_config
 from ..bridge import server as bridge_server
-from .common import EXIT_USAGE, complete_protocol, print_error
+from ..bridge import workers as bridge_workers
+from ..bridge.check import check_config
+from .common import EXIT_FINDINGS, EXIT_USAGE, complete_protocol, print_error, warn
 from .options import PORT_MAX, PORT_MIN, fidelity_option, protocol_help
 from .replay import listen_error
 
 __all__ = ["serve_command"]
 
 
-def _fail(message: str) -> None:
+def _fail(message: str, code: int = EXIT_USAGE) -> None:
     print_error(message)
-    raise typer.Exit(EXIT_USAGE)
+    raise typer.Exit(code)
 
 
 REQUEST_MODES = ("translate", "passthrough")
@@ -257,6 +259,24 @@ def serve_command(
         ),
     ] = False,
     fidelity: Annotated[str | None, fidelity_option("client")] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            envvar="STREAMBRIDGE_WORKERS",
+            metavar="N",
+            min=1,
+            help="Serve the port from N processes (SO_REUSEPORT; N > 1 needs --run-log redis://…).",
+        ),
+    ] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Check the configuration and reach the run log, print a summary and exit (0: it would "
+            "start; 1: the problem); nothing listens.",
+        ),
+    ] = False,
 ) -> None:
     """Proxy a client of protocol --to to an upstream of protocol --from, translating live."""
     settings: dict[str, Any] = {
@@ -290,12 +310,40 @@ def serve_command(
             inspect_streams=inspect_streams,
             allowed_hosts=allowed_host,
             require_identity=require_identity or None,
+            workers=workers,
             settings=settings,
         )
     except bridge_config.ConfigError as exc:
-        _fail(str(exc))
+        _fail(str(exc), EXIT_FINDINGS if check else EXIT_USAGE)
+        return
+    if check:
+        _check(cfg)
         return
     try:
+        if cfg.workers > 1:
+            raise typer.Exit(bridge_workers.run_workers(cfg, _serve_worker))
         bridge_server.run_app(cfg)
     except bridge_server.BindError as exc:
         _fail(listen_error(exc.host, exc.port, exc.error).message)
+
+
+def _serve_worker(cfg: bridge_config.Config, worker: bridge_workers.Worker) -> int:
+    """One worker process of ``--workers``: its exit code (a port it cannot bind is a usage error)."""
+    try:
+        bridge_server.run_app(cfg, worker)
+    except bridge_server.BindError as exc:
+        print_error(listen_error(exc.host, exc.port, exc.error).message)
+        return EXIT_USAGE
+    return 0
+
+
+def _check(cfg: bridge_config.Config) -> None:
+    """``--check``: the summary on stdout, warnings and the problem on stderr; exit 1 on a problem."""
+    checked = check_config(cfg)
+    for line in checked.summary:
+        typer.echo(line)
+    for warning in checked.warnings:
+        warn(warning)
+    if checked.problem is not None:
+        _fail(checked.problem, EXIT_FINDINGS)
+    typer.echo("check passed: serve would start with this configuration")

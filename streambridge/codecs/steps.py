@@ -125,13 +125,16 @@ class BracketReader(Decoder):
         self._deliver(event, out, carried=self._from_carrier)
 
     def _judged(self, event: Event) -> type:
-        """The type the judge takes an event for (a protocol whose part starts count as content
-        makes those that open no part frame of this message neutral)."""
+        """The type the judge takes a part start for (a protocol whose part starts count as
+        content makes those that open no part frame of this message neutral); asked for part
+        starts only, so the per-event path stays one ``type()``."""
         return type(event)
 
     def _accept(self, event: Event) -> None:
         """An event of the hot path (never a terminal or primary text)."""
-        t = self._judged(event)
+        t = type(event)
+        if t in _PART_STARTS:
+            t = self._judged(event)
         steps = self._steps
         if steps.pending or t is StepStart or t is StepFinish:
             self._deliver(event, self._out, carried=False)
@@ -152,7 +155,9 @@ class BracketReader(Decoder):
             del ahead[0]
             super()._push(event, out)
             return
-        t = self._judged(event)
+        t = type(event)
+        if t in _PART_STARTS:
+            t = self._judged(event)
         steps = self._steps
         if (t is StepStart or t is StepFinish) and not carried and bare(event) and steps.holds(t):
             steps.hold(t, event)

@@ -52,7 +52,7 @@ from ..sinks import EventSink
 from ..steps import BracketReader
 from ..synthetic import read_call
 from ..terminals import DEFAULT_MESSAGES, TRUNCATED_CODE, TRUNCATED_MESSAGE, canonical_failure
-from .encoder import approval_id, data_part, whole_frame, writes_part_start
+from .encoder import approval_id, data_part, judged_type, whole_frame
 from .wire import (
     CHUNKS,
     FIELDS,
@@ -131,8 +131,7 @@ class AiSdkDecoder(BracketReader):
     # -- implied step brackets (read as nest's: :class:`..steps.BracketReader`) ----------------
 
     def _judged(self, event: Event) -> type:
-        t = type(event)
-        return t if (t is not TextStart and t is not ReasoningStart) or writes_part_start(event) else Event
+        return judged_type(event)
 
     def _finish(self, out: EventSink) -> None:
         pending, self._error = self._error, None

@@ -100,7 +100,6 @@ _ERROR_FINISH = b'{"type":"finish","finishReason":"error"}'
 #: events whose data parts are marked ``transient`` (passing UI state, not message content)
 TRANSIENT: frozenset[type[Event]] = frozenset((Status, Title, Queue))
 _OPENS_TOOL = (ToolInputStart, ToolCall)
-_PART_STARTS = (TextStart, ReasoningStart)
 _KIND = {TextDelta: "text", TextStart: "text", TextEnd: "text"}
 _KIND.update({ReasoningDelta: "reasoning", ReasoningStart: "reasoning", ReasoningEnd: "reasoning"})
 #: what a denial says to a client without ``tool-output-denied`` (under the denial's carrier)
@@ -124,6 +123,13 @@ def writes_part_start(e: Event) -> bool:
         return False
     part = e.part_id
     return e.message_id is UNSET and not e.synthetic and (part is UNSET or not part.startswith(PREFIX))
+
+
+def judged_type(e: Event) -> type:
+    """The type the step judge takes an event for: a part start that opens no part frame of this
+    message is neutral (its encoder and decoder judge alike)."""
+    t = type(e)
+    return t if (t is not TextStart and t is not ReasoningStart) or writes_part_start(e) else Event
 
 
 def _plain(event: Event) -> bool:
@@ -259,7 +265,7 @@ class AiSdkEncoder(BracketWriter, Encoder):
                 self._open_step(parts)
             elif type(e) is ToolApprovalRequest:
                 self._announce(e.call_id, parts)
-        self._reader(t if t not in _PART_STARTS or writes_part_start(e) else Event, parts)
+        self._reader(judged_type(e), parts)
 
     def _starts_part(self, e: Event) -> bool:
         """A source's part start this encoder writes as its frame (content begins there, so the

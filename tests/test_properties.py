@@ -23,10 +23,12 @@ from streambridge.events import (
     DataPart,
     Event,
     Failure,
+    ReasoningDelta,
     RunStart,
     StepFinish,
     StepStart,
     Terminal,
+    TextStart,
     ToolApprovalRequest,
     ToolCall,
     ToolDenied,
@@ -200,6 +202,16 @@ FOUND: dict[str, list[Event]] = {
     "nest: a run start naming the derived thread id": [RunStart(run_id="run-1", thread_id="thr-run-1")],
     "agentkit: a run start naming the derived message id": [RunStart(run_id="run-1", message_id="msg-run-1")],
     "ai-sdk: a step's end with no step open, then the input breaks off": [RunStart(), StepFinish()],
+    "-> ai-sdk ->: a terminal's id after the end of a part ai-sdk invented": [
+        RunStart(),
+        TextStart(),
+        Terminal(event_id="0"),
+    ],
+    "-> ai-sdk ->: an error terminal's id after the end of a part ai-sdk invented": [
+        RunStart(),
+        ReasoningDelta(text="hm"),
+        Terminal(status="error", event_id="7"),
+    ],
 }
 
 

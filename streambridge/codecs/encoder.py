@@ -445,13 +445,15 @@ class Encoder:
         members from :func:`carrier_body`)."""
         raise NotImplementedError
 
-    def _put(self, parts: list[bytes], event: Event, payloads: list[Payload], native: bool) -> None:
+    def _put(self, parts: list[bytes], event: Event, payloads: list[Payload], native: bool, lead: int = 0) -> None:
         """Frame an event's payloads, with a carrier when they do not say all of it.
 
         The carrier goes before the frames it covers, except for a run start: a protocol's
         first frame must stay first, so its carrier follows and amends it (covers 0). Members
         this codec decoded with unknown fields inside go back as they came; another codec's
-        such members make a carrier.
+        such members make a carrier. The first ``lead`` payloads are this encoder's own (ends of
+        parts it invented, which its decoder reads as nothing): the event's ``id:`` line goes on
+        the frame after them, the event's own.
         """
         if native:
             native = self._says_it_all(event)
@@ -482,7 +484,7 @@ class Encoder:
         if len(payloads) == 1 and type(payloads[0]) is bytes:  # nearly every event: one unnamed frame
             parts.append(self._emit(payloads[0], "", frame_id))
         else:
-            self._emit_all(parts, payloads, frame_id)
+            self._emit_all(parts, payloads, frame_id, lead if native else 0)
         if not native and amend and not self._rides_forward(event, line_id):
             parts.append(self._carry(event, 0, line_id))
 
@@ -599,14 +601,15 @@ class Encoder:
             return True
         return False
 
-    def _emit_all(self, parts: list[bytes], payloads: list[Payload], frame_id: str) -> None:
-        """The payloads framed, the first after the event's ``id:`` line when it has one."""
-        for payload in payloads:
+    def _emit_all(self, parts: list[bytes], payloads: list[Payload], frame_id: str, lead: int = 0) -> None:
+        """The payloads framed, the one after the ``lead`` invented ones after the event's
+        ``id:`` line when it has one."""
+        for index, payload in enumerate(payloads):
+            said = frame_id if index == lead else ""
             if isinstance(payload, tuple):
-                parts.append(self._emit(payload[1], payload[0], frame_id))
+                parts.append(self._emit(payload[1], payload[0], said))
             else:
-                parts.append(self._emit(payload, "", frame_id))
-            frame_id = ""
+                parts.append(self._emit(payload, "", said))
 
     def _emit(self, payload: bytes, name: str, event_id: str = "") -> bytes:
         """One framed frame, after its ``id:`` line when it has an id (an encoder numbering frames does so here)."""

@@ -610,6 +610,7 @@ class AiSdkEncoder(BracketWriter, Encoder):
         """``finish``, ``abort``, or ``error`` then ``finish``, then ``[DONE]``; the parts still
         open are closed first."""
         frames = self._invented_ends()
+        lead = len(frames)
         real = self._close_real()
         frames.extend(real)
         native = not real and self._says_all(e)
@@ -627,7 +628,7 @@ class AiSdkEncoder(BracketWriter, Encoder):
             payload, ok = self._finish(e)
             frames.append(payload)
         frames.append(DONE)
-        self._put(parts, e, frames, native and ok)
+        self._put(parts, e, frames, native and ok, lead)
 
     def _invented_ends(self) -> list[Payload]:
         """The ends of this encoder's own open parts (frames for the event that closes them)."""
@@ -670,11 +671,12 @@ class AiSdkEncoder(BracketWriter, Encoder):
         """ai's failed stream: ``error`` inside the step, ``finish-step``, ``finish``: the
         source's own parts stay as it left them; only this encoder's are closed."""
         frames = self._invented_ends()
+        lead = len(frames)
         frames.append(_encode(ErrorW(error_text=_error_text(e))))
         frames.append(_encode(FinishStepW()))
         frames += [self._finish(e)[0], DONE]
         self._set_step(open_=False)
-        self._put(parts, e, frames, True)
+        self._put(parts, e, frames, True, lead)
 
     def write_event(self, event: Event, parts: list[bytes]) -> None:
         if type(event) is Terminal and self._whole_text and not self._terminated:

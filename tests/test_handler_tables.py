@@ -50,11 +50,11 @@ def _probe(encoder: type[Encoder], kind: type[Event], name: str) -> type[Encoder
                 event = seen
             super()._handle(event, parts)
 
-        def _put(self, parts: list[bytes], event: Event, payloads: list, native: bool) -> None:
+        def _put(self, parts: list[bytes], event: Event, payloads: list, native: bool, lead: int = 0) -> None:
             kept = self.__dict__.get("wholes", {}).get(id(event))
             if kept is not None and kept[0] is event:
                 event = kept[1]
-            super()._put(parts, event, payloads, native)
+            super()._put(parts, event, payloads, native, lead)
 
     # (after the class is made: making it derives ``unwritten`` from the declarations again)
     Unaware.unwritten = {**encoder.unwritten, kind: (*encoder.unwritten.get(kind, ()), (name, default))}

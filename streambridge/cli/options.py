@@ -11,8 +11,8 @@ from typing import Annotated, Any
 import typer
 
 from .. import codecs
-from ..codecs.fidelity import FIDELITIES
-from .common import FRAMING_SUFFIX, complete_protocol
+from .common import FRAMING_SUFFIX
+from .completion import complete_protocol
 
 __all__ = [
     "FRAMING_METAVAR",
@@ -43,14 +43,14 @@ def protocol_choices() -> str:
     """The protocol names for a help text: ``agentkit, nest (alias adonis), oma``."""
     parts = []
     for name in codecs.names():
-        aliases = codecs.get(name).aliases
+        aliases = codecs.aliases(name)
         parts.append(f"{name} (alias {', '.join(aliases)})" if aliases else name)
     return ", ".join(parts)
 
 
 def protocol_names() -> str:
     """The protocols in a sentence: ``agentkit, nest/adonis, oma``."""
-    return ", ".join("/".join((name, *codecs.get(name).aliases)) for name in codecs.names())
+    return ", ".join("/".join((name, *codecs.aliases(name))) for name in codecs.names())
 
 
 def protocol_help(text: str) -> str:
@@ -97,6 +97,8 @@ def examples(*lines: str) -> str:
 
 
 def complete_fidelity(incomplete: str) -> list[str]:
+    from ..codecs.fidelity import FIDELITIES
+
     return [f for f in FIDELITIES if f.startswith(incomplete)]
 
 

@@ -100,7 +100,7 @@ def only_brackets(part: DataPart) -> bool:
 
     try:
         return part.name in get(part.origin).spans
-    except KeyError:  # a protocol no longer registered
+    except ValueError:  # a protocol no longer registered (UnknownProtocol)
         return False
 
 

@@ -1,0 +1,89 @@
+"""What starting the command line costs (issue 29): ``import streambridge``, ``--help``,
+``protocols``, ``convert`` and shell completion import what they use and nothing more: not
+aiohttp, not the proxy, not the replay server, not a protocol the command does not use.
+
+Each case runs in a fresh interpreter (imports are per process) and lists ``sys.modules`` after
+the command; the times themselves are measured by hand (docs/cli.md, "Startup")."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from .corpus import GOLDEN, ROOT
+
+HEAVY = ("aiohttp", "redis", "streambridge.bridge", "streambridge.inspector", "streambridge.cli.replay")
+PROTOCOLS = {
+    "streambridge.codecs.agentkit",
+    "streambridge.codecs.nest",
+    "streambridge.codecs.oma",
+    "streambridge.codecs.agentfootprint",
+    "streambridge.codecs.ai_sdk",
+    "streambridge.codecs.ag_ui",
+}
+PROBE = """
+import json, sys
+from streambridge.cli import main
+sys.argv = ["streambridge", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+with open({out!r}, "w") as f:
+    json.dump(sorted(sys.modules), f)
+"""
+
+
+def modules_after(tmp_path, *args: str, env: dict[str, str] | None = None) -> set[str]:
+    """The modules a fresh ``streambridge *args`` has imported when it is done."""
+    out = tmp_path / "modules.json"
+    environ = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    code = PROBE.format(out=str(out))
+    subprocess.run([sys.executable, "-c", code, *args], env=environ, cwd=ROOT, capture_output=True, check=True)
+    return set(json.loads(out.read_text()))
+
+
+def heavy(modules: set[str]) -> set[str]:
+    return {m for m in modules if m.startswith(HEAVY)}
+
+
+def protocols(modules: set[str]) -> set[str]:
+    return modules & PROTOCOLS
+
+
+def test_importing_the_library_imports_no_codec_and_no_server() -> None:
+    code = "import sys, streambridge; print(' '.join(sorted(sys.modules)))"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    modules = set(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout.split())
+    assert "streambridge" in modules
+    assert not heavy(modules) and not protocols(modules)
+    assert "streambridge.translate" not in modules  # the core comes with its first use
+
+
+@pytest.mark.parametrize("args", [("--help",), ("convert", "--help"), ()], ids=" ".join)
+def test_help_imports_no_codec_and_no_server(tmp_path, args: tuple[str, ...]) -> None:
+    modules = modules_after(tmp_path, *args)
+    assert not heavy(modules) and not protocols(modules)
+
+
+def test_protocols_imports_every_codec_and_no_server(tmp_path) -> None:
+    modules = modules_after(tmp_path, "protocols")
+    assert not heavy(modules) and protocols(modules) == PROTOCOLS
+
+
+def test_convert_imports_its_two_codecs_only(tmp_path) -> None:
+    golden = str(GOLDEN / "plain-text" / "nest.sse")
+    modules = modules_after(tmp_path, "convert", golden, "--from", "nest", "--to", "oma", "-o", str(tmp_path / "o"))
+    assert (tmp_path / "o").read_bytes()
+    assert not heavy(modules)
+    assert protocols(modules) == {"streambridge.codecs.nest", "streambridge.codecs.oma"}
+
+
+def test_convert_of_an_unnamed_protocol_sniffs_with_every_codec_but_imports_no_server(tmp_path) -> None:
+    golden = str(GOLDEN / "plain-text" / "nest.sse")
+    modules = modules_after(tmp_path, "convert", golden, "--to", "oma", "-o", str(tmp_path / "o"))
+    assert not heavy(modules)

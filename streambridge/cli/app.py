@@ -31,7 +31,7 @@ except ImportError:  # pragma: no cover - older typer uses click itself
 
 from .. import __version__, codecs
 from ..codecs import StreamError, UnknownProtocol
-from . import completion
+from . import completion, pause_for_tests
 from .common import EXIT_USAGE, UserError, print_error, reader_gone, say, set_verbose, state, stream_error, warn
 from .options import PROTOCOL_NAMES, examples, fill_protocols
 
@@ -284,3 +284,6 @@ def main() -> None:
     """Console-script entry point (``streambridge``, ``python -m streambridge``)."""
     warnings.showwarning = _say_plugin_warning
     app(prog_name="streambridge")
+
+
+pause_for_tests()  # (only where a test asks: Ctrl-C while this module is being imported)

@@ -14,6 +14,8 @@ import sys
 
 import pytest
 
+from streambridge.cli.app import COMMANDS
+
 from .corpus import GOLDEN, ROOT
 
 HEAVY = ("aiohttp", "redis", "streambridge.bridge", "streambridge.inspector", "streambridge.cli.replay")
@@ -38,13 +40,18 @@ with open({out!r}, "w") as f:
 """
 
 
-def modules_after(tmp_path, *args: str, env: dict[str, str] | None = None) -> set[str]:
-    """The modules a fresh ``streambridge *args`` has imported when it is done."""
+def run_probe(tmp_path, *args: str, env: dict[str, str] | None = None) -> tuple[set[str], str]:
+    """The modules a fresh ``streambridge *args`` has imported when it is done, and its stdout."""
     out = tmp_path / "modules.json"
     environ = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     code = PROBE.format(out=str(out))
-    subprocess.run([sys.executable, "-c", code, *args], env=environ, cwd=ROOT, capture_output=True, check=True)
-    return set(json.loads(out.read_text()))
+    run = subprocess.run([sys.executable, "-c", code, *args], env=environ, cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    return set(json.loads(out.read_text())), run.stdout
+
+
+def modules_after(tmp_path, *args: str) -> set[str]:
+    return run_probe(tmp_path, *args)[0]
 
 
 def heavy(modules: set[str]) -> set[str]:
@@ -87,3 +94,31 @@ def test_convert_of_an_unnamed_protocol_sniffs_with_every_codec_but_imports_no_s
     golden = str(GOLDEN / "plain-text" / "nest.sse")
     modules = modules_after(tmp_path, "convert", golden, "--to", "oma", "-o", str(tmp_path / "o"))
     assert not heavy(modules)
+
+
+def bash_completion(tmp_path, *words: str) -> tuple[set[str], list[str]]:
+    """What bash's completion function gets for a line whose last word is ``words[-1]``: bash
+    splits words at ``:`` (``COMP_WORDBREAKS``) and passes them joined by newlines."""
+    env = {"_STREAMBRIDGE_COMPLETE": "complete_bash", "COMP_WORDS": "\n".join(words), "COMP_CWORD": str(len(words) - 1)}
+    modules, stdout = run_probe(tmp_path, env=env)
+    return modules, stdout.splitlines()
+
+
+def test_bash_completes_a_protocol_after_its_colon_importing_no_codec(tmp_path) -> None:
+    line = ("streambridge", "convert", "run.sse", "--to", "agentfootprint", ":", "h")
+    modules, replies = bash_completion(tmp_path, *line)
+    assert replies == ["host"]  # bash replaces what follows the colon: agentfootprint:host
+    assert not heavy(modules) and not protocols(modules)
+    assert bash_completion(tmp_path, *line[:-1])[1] == ["host"]  # the line ends at the colon
+
+
+def test_bash_completes_whole_names_without_a_colon(tmp_path) -> None:
+    modules, replies = bash_completion(tmp_path, "streambridge", "convert", "run.sse", "--to", "ai")
+    assert replies == ["ai-sdk", "ai-sdk@6", "ai-sdk@5", "ai-sdk@7"]
+    assert not heavy(modules) and not protocols(modules)
+
+
+def test_bash_completes_command_names_importing_no_command(tmp_path) -> None:
+    modules, replies = bash_completion(tmp_path, "streambridge", "re")
+    assert replies == ["replay", "record"]
+    assert not {m for m in modules if m.startswith("streambridge.cli.") and m.endswith(tuple(COMMANDS))}

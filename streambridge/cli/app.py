@@ -252,9 +252,8 @@ EXAMPLES = {
     "demo": ("streambridge demo", "streambridge demo --scenario approval --from oma --to nest"),
     "inspect": ("streambridge inspect run.http --to ai-sdk", "streambridge inspect golden/approval/nest.sse --port 0"),
     "serve": (
-        "streambridge serve --upstream http://127.0.0.1:3000/agent --from nest --to agentkit",
-        "streambridge serve --config routes.toml --port 9000",
-        "streambridge serve --upstream http://127.0.0.1:3000/agent --from nest --to ai-sdk --inspect",
+        "streambridge serve --upstream http://backend/agent --from nest --to agentkit",
+        "streambridge serve --config routes.toml --port 9000 --inspect",
     ),
 }
 

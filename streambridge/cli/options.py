@@ -102,14 +102,20 @@ def complete_fidelity(incomplete: str) -> list[str]:
     return [f for f in FIDELITIES if f.startswith(incomplete)]
 
 
-def fidelity_option(default: str) -> Any:
-    """``--fidelity`` (see :mod:`streambridge.codecs.fidelity`), whose default says ``default``."""
+def fidelity_option(default: str, short: bool = False) -> Any:
+    """``--fidelity`` (see :mod:`streambridge.codecs.fidelity`), whose default says ``default``;
+    ``short`` says it in fewer words (a command with many options)."""
+    exact, client = (
+        ("every event kept", "what a native backend would send")
+        if short
+        else (
+            "every event kept, a translation back gives the input byte for byte",
+            "what a native backend of the target protocol would send a live client",
+        )
+    )
     return typer.Option(
         "--fidelity",
         metavar="exact|client",
-        help=(
-            "exact: every event kept, a translation back gives the input byte for byte; client: what a "
-            f"native backend of the target protocol would send a live client (default: {default})."
-        ),
+        help=f"exact: {exact}; client: {client} (default: {default}).",
         autocompletion=complete_fidelity,
     )

@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, BinaryIO, ClassVar, Literal, NoReturn
 
 import typer
-from rich.console import Console
 
 from .. import codecs
 from .completion import complete_protocol
 
-if TYPE_CHECKING:  # (the core is imported by the commands that use it, not by --help)
+if TYPE_CHECKING:  # (the core and rich are imported by the commands that use them, not by --help)
+    from rich.console import Console
     from rich.progress import Progress, TaskID
 
     from ..codecs import Codec, StreamError
@@ -325,12 +325,29 @@ def reader_gone() -> NoReturn:
     raise typer.Exit(0)
 
 
-class DataConsole(Console):
-    """rich on stdout, where a closed pipe is the reader leaving (see :func:`reader_gone`),
-    not the exit code 1 rich makes of it."""
+def _data_console_class() -> type[Console]:
+    from rich.console import Console
 
-    def on_broken_pipe(self) -> None:
-        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+    class DataConsole(Console):
+        """rich on stdout, where a closed pipe is the reader leaving (see :func:`reader_gone`),
+        not the exit code 1 rich makes of it."""
+
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+    return DataConsole
+
+
+if TYPE_CHECKING:
+    DataConsole = Console
+else:
+
+    def __getattr__(name: str) -> object:
+        """``DataConsole`` on first use: rich is imported by the commands that draw with it."""
+        if name == "DataConsole":
+            globals()["DataConsole"] = _data_console_class()
+            return globals()["DataConsole"]
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def stdin_is_terminal() -> bool:
@@ -387,6 +404,7 @@ class ProgressBar:
 
     def __enter__(self) -> ProgressBar:
         if self.shown:
+            from rich.console import Console
             from rich.progress import (
                 BarColumn,
                 DownloadColumn,

@@ -7,6 +7,7 @@ the command; the times themselves are measured by hand (docs/cli.md, "Startup").
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
@@ -14,7 +15,7 @@ import sys
 
 import pytest
 
-from streambridge.cli.app import COMMANDS
+from streambridge.cli.app import COMMANDS, command_function
 
 from .corpus import GOLDEN, ROOT
 
@@ -122,3 +123,12 @@ def test_bash_completes_command_names_importing_no_command(tmp_path) -> None:
     modules, replies = bash_completion(tmp_path, "streambridge", "re")
     assert replies == ["replay", "record"]
     assert not {m for m in modules if m.startswith("streambridge.cli.") and m.endswith(tuple(COMMANDS))}
+
+
+def test_each_listed_summary_is_its_commands_first_docstring_line() -> None:
+    """Help lists commands by the summaries of ``COMMANDS`` (without importing them): they must
+    say what the commands' own docstrings say."""
+    for name, entry in COMMANDS.items():
+        function = command_function(name)
+        assert function is not None, name
+        assert entry.summary == (inspect.getdoc(function) or "").splitlines()[0], name

@@ -72,7 +72,7 @@ def test_importing_the_library_imports_no_codec_and_no_server() -> None:
     assert "streambridge.translate" not in modules  # the core comes with its first use
 
 
-@pytest.mark.parametrize("args", [("--help",), ("convert", "--help"), ()], ids=" ".join)
+@pytest.mark.parametrize("args", [("--help",), ("convert", "--help"), ("serve", "--help"), ()], ids=" ".join)
 def test_help_imports_no_codec_and_no_server(tmp_path, args: tuple[str, ...]) -> None:
     modules = modules_after(tmp_path, *args)
     assert not heavy(modules) and not protocols(modules)
@@ -132,3 +132,9 @@ def test_each_listed_summary_is_its_commands_first_docstring_line() -> None:
         function = command_function(name)
         assert function is not None, name
         assert entry.summary == (inspect.getdoc(function) or "").splitlines()[0], name
+
+
+def test_completing_a_proxy_option_imports_no_proxy(tmp_path) -> None:
+    modules, replies = bash_completion(tmp_path, "streambridge", "serve", "--from", "agentfootprint", ":")
+    assert replies == ["host"]
+    assert not heavy(modules) and not protocols(modules)

@@ -7,17 +7,29 @@ given as a ``STREAMBRIDGE_*`` environment variable; upstream credentials are onl
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..bridge import config as bridge_config
-from ..bridge import server as bridge_server
-from ..bridge import workers as bridge_workers
-from ..bridge.check import check_config
 from .common import EXIT_FINDINGS, EXIT_USAGE, complete_protocol, print_error, warn
 from .options import PORT_MAX, PORT_MIN, fidelity_option
-from .replay import listen_error
+
+if TYPE_CHECKING:  # the proxy (aiohttp) is imported when it runs: help and completion stay quick
+    from types import ModuleType
+
+    from ..bridge import config as bridge_config
+    from ..bridge import workers as bridge_workers
+
+#: the proxy's modules, imported on first use (``serve_module.bridge_server`` too)
+_PROXY = {"bridge_config": "config", "bridge_server": "server", "bridge_workers": "workers"}
+
+
+def __getattr__(name: str) -> ModuleType:
+    if name in _PROXY:
+        return import_module(f"streambridge.bridge.{_PROXY[name]}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["serve_command"]
 
@@ -359,6 +371,11 @@ def serve_command(
 
     Options also come from the environment (--idle-timeout: STREAMBRIDGE_IDLE_TIMEOUT; docs/proxy.md).
     """
+    from ..bridge import config as bridge_config
+    from ..bridge import server as bridge_server
+    from ..bridge import workers as bridge_workers
+    from .replay import listen_error
+
     settings: dict[str, Any] = {
         "request_mode": request_mode,
         "heartbeat": heartbeat,
@@ -409,6 +426,9 @@ def serve_command(
 
 def _serve_worker(cfg: bridge_config.Config, worker: bridge_workers.Worker) -> int:
     """One worker process of ``--workers``: its exit code (a port it cannot bind is a usage error)."""
+    from ..bridge import server as bridge_server
+    from .replay import listen_error
+
     try:
         bridge_server.run_app(cfg, worker)
     except bridge_server.BindError as exc:
@@ -419,6 +439,8 @@ def _serve_worker(cfg: bridge_config.Config, worker: bridge_workers.Worker) -> i
 
 def _check(cfg: bridge_config.Config) -> None:
     """``--check``: the summary on stdout, warnings and the problem on stderr; exit 1 on a problem."""
+    from ..bridge.check import check_config
+
     checked = check_config(cfg)
     for line in checked.summary:
         typer.echo(line)

@@ -99,6 +99,10 @@ COMMANDS = {
 }
 
 
+#: optional commands found not importable (asked for, they are unknown commands)
+_ABSENT: set[str] = set()
+
+
 def command_function(name: str) -> Any:
     """The function of command ``name``, imported now (``None``: an optional one that cannot be)."""
     try:
@@ -116,13 +120,13 @@ class _Group(TyperGroup):
 
     def get_command(self, ctx: click_core.Context, cmd_name: str) -> Any:
         found = self.commands.get(cmd_name)
-        entry = COMMANDS.get(cmd_name)
-        if found is None and entry is not None:
-            return TyperCommand(cmd_name, help=entry.summary)  # listed, not yet imported
+        if found is None and cmd_name in COMMANDS and cmd_name not in _ABSENT:
+            return TyperCommand(cmd_name, help=COMMANDS[cmd_name].summary)  # listed, not yet imported
         return found
 
     def list_commands(self, ctx: click_core.Context) -> list[str]:
-        return [*COMMANDS, *(name for name in self.commands if name not in COMMANDS)]
+        listed = [name for name in COMMANDS if name not in _ABSENT]
+        return [*listed, *(name for name in self.commands if name not in COMMANDS)]
 
     def resolve_command(self, ctx: click_core.Context, args: list[str]) -> Any:
         if args and args[0] in COMMANDS and args[0] not in self.commands:
@@ -132,6 +136,7 @@ class _Group(TyperGroup):
     def _load(self, name: str) -> None:
         function = command_function(name)
         if function is None:
+            _ABSENT.add(name)  # an optional command that cannot be imported: "no such command"
             return
         info = CommandInfo(name=name, cls=_Command, callback=function, epilog=examples(*EXAMPLES[name]))
         self.commands[name] = get_command_from_info(

@@ -98,7 +98,7 @@ def test_python_m_streambridge_demo_runs_without_a_terminal(tmp_path: Path) -> N
 
 
 def test_completion_offers_protocol_names() -> None:
-    names = [*codecs.names(), "adonis"]  # every registered protocol, then the aliases
+    names = [*codecs.names(), "adonis", "ai-sdk@7"]  # every registered protocol, then the aliases
     assert [name for name, _ in complete_protocol("")] == protocol_names() == names
     assert [name for name, _ in complete_protocol("a")] == [n for n in names if n.startswith("a")]
     assert complete_protocol("z") == []

@@ -45,7 +45,7 @@ def json_frames(data: bytes) -> list[dict]:
 def test_registry_resolves_aliases_and_names_unknown_protocols() -> None:
     assert codecs.get("adonis") is codecs.get("nest")
     assert codecs.names()[:4] == ["agentkit", "nest", "oma", "agentfootprint"]
-    with pytest.raises(KeyError, match=r"unknown protocol 'vercel'.*agentkit"):
+    with pytest.raises(codecs.UnknownProtocol, match=r"unknown protocol 'vercel'.*agentkit"):
         codecs.get("vercel")
 
 

@@ -276,7 +276,7 @@ def profile_encoder_options(profile: str) -> tuple[str, dict[str, object]]:
     try:
         codecs.get(profile)
         return profile, {}
-    except KeyError:
+    except ValueError:  # codecs.UnknownProtocol
         pass
     name, _, version = profile.partition("@")
     parameters = inspect.signature(codecs.get(name).encoder_class).parameters

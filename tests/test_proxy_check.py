@@ -72,7 +72,7 @@ def test_every_route_of_a_routes_file_is_checked(tmp_path: Path, nothing_listens
         '[[routes]]\nname = "ops"\npath = "/ops/"\nupstream = "ws://127.0.0.1:7000/stream"\n'
         'from = "agentkit"\nto = "klingon"\n'
     )
-    one_error(check("--config", str(toml)), 1, "route 'ops'", "unknown protocol 'klingon' for --to")
+    one_error(check("--config", str(toml)), 1, "route 'ops'", "--to: unknown protocol 'klingon'")
     toml.write_text(toml.read_text().replace('"klingon"', '"oma"'))
     result = check("--config", str(toml))
     assert result.exit_code == 0, result.stderr

@@ -232,11 +232,12 @@ def _route(
     settings: Mapping[str, Any],
     environ: Mapping[str, str],
 ) -> Route:
+    resolved = {}
     for label, proto in (("from", source), ("to", target)):
         try:
-            codecs.get(proto)
-        except KeyError:
-            raise ConfigError(f"route {name!r}: unknown protocol {proto!r} for --{label}") from None
+            resolved[label] = codecs.resolve(proto)
+        except codecs.UnknownProtocol as exc:
+            raise ConfigError(f"route {name!r}: --{label}: {exc}") from None
     url = _parsed(upstream)
     if url is None or url.scheme not in ("http", "https", "ws", "wss") or not url.host:
         raise ConfigError(f"route {name!r}: upstream must be an absolute http(s):// or ws(s):// URL")
@@ -253,8 +254,8 @@ def _route(
     return Route(
         path=normalise_path(path),
         upstream=upstream,
-        source=codecs.get(source).name,
-        target=codecs.get(target).name,
+        source=resolved["from"],
+        target=resolved["to"],
         name=name,
         headers=headers,
         **typed,

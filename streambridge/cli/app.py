@@ -1,8 +1,11 @@
 """The typer application: commands, the root options and the one place user errors become exit 2.
 
 Exit codes: 0 success, 1 findings or differences, 2 usage or input errors, 0 when stdout's reader
-left early. A user error is one line on stderr (``streambridge: error: <file>: frame N (byte B):
-…``), never a traceback; ``-v`` adds detail.
+left early, 130 on Ctrl-C. A user error is one line on stderr (``streambridge: error: <file>:
+frame N (byte B): …``), never a traceback; ``-v`` adds detail.
+
+Commands are imported when they run (:data:`COMMANDS`): ``--help``, completion and a command
+import only what they use, so none of them pays for the proxy (aiohttp) or protocols it never uses.
 """
 
 from __future__ import annotations
@@ -10,11 +13,13 @@ from __future__ import annotations
 import errno
 import traceback
 import warnings
-from collections.abc import Callable
-from typing import Annotated, Any, NoReturn, TextIO
+from importlib import import_module
+from typing import Annotated, Any, NamedTuple, NoReturn, TextIO
 
 import typer
 from typer.core import TyperCommand, TyperGroup
+from typer.main import get_command_from_info
+from typer.models import CommandInfo
 
 try:  # typer ≥ 0.2x parses with its own copy of click
     from typer._click import core as click_core
@@ -25,19 +30,10 @@ except ImportError:  # pragma: no cover - older typer uses click itself
     from click import exceptions as click_exceptions  # type: ignore[no-redef, import-not-found, unused-ignore]
 
 from .. import __version__, codecs
-from ..codecs import StreamError
-from ..transcripts import TranscriptError
-from . import completion
+from ..codecs import StreamError, UnknownProtocol
+from . import completion, pause_for_tests
 from .common import EXIT_USAGE, UserError, print_error, reader_gone, say, set_verbose, state, stream_error, warn
-from .convert import convert_command
-from .demo import demo_command
-from .diff import diff_command
-from .inspect import inspect_command
 from .options import PROTOCOL_NAMES, examples, fill_protocols
-from .protocols import protocols_command
-from .record import record_command
-from .replay import replay_command
-from .validate import validate_command
 
 
 def _plain_help(params: list[Any]) -> list[Any]:
@@ -77,8 +73,75 @@ class _Command(TyperCommand):
         super().format_help(ctx, formatter)
 
 
+class Entry(NamedTuple):
+    """A command as the app knows it before importing it: its one-line summary (the first line
+    of its function's docstring, which a test keeps equal) and whether it may be absent."""
+
+    summary: str
+    optional: bool = False
+
+
+#: the commands in the order help lists them; ``<name>`` is ``streambridge.cli.<name>.<name>_command``
+COMMANDS = {
+    "convert": Entry("Convert a transcript from one protocol into another (streaming, constant memory)."),
+    "validate": Entry("Check a transcript against its protocol's rules; exit 1 when there are findings."),
+    "replay": Entry("Play a transcript to stdout, or serve it as a live backend (--serve)."),
+    "record": Entry("Record a live stream verbatim (status, headers, exact body) until its terminal event."),
+    "diff": Entry("Compare two transcripts by meaning (even across protocols); exit 1 when they differ."),
+    "protocols": Entry("List the protocols (aliases, framings) and, per pair, what travels natively."),
+    "demo": Entry("Serve a golden run from a fake backend, translate it live, show both streams side by side."),
+    "inspect": Entry(
+        "Open a recorded transcript in the stream inspector (upstream and translated frames side by side)."
+    ),
+    "serve": Entry(
+        "Proxy a client of protocol --to to an upstream of protocol --from, translating live.", optional=True
+    ),
+}
+
+
+#: optional commands found not importable (asked for, they are unknown commands)
+_ABSENT: set[str] = set()
+
+
+def command_function(name: str) -> Any:
+    """The function of command ``name``, imported now (``None``: an optional one that cannot be)."""
+    try:
+        module = import_module(f"{__package__}.{name}")
+    except ImportError:
+        if not COMMANDS[name].optional:
+            raise
+        return None
+    return getattr(module, f"{name}_command")
+
+
 class _Group(TyperGroup):
-    """Turns the errors a user can cause into one line on stderr and exit code 2."""
+    """Turns the errors a user can cause into one line on stderr and exit code 2, and imports a
+    command only when it is the one that runs (help lists the others by their summaries)."""
+
+    def get_command(self, ctx: click_core.Context, cmd_name: str) -> Any:
+        found = self.commands.get(cmd_name)
+        if found is None and cmd_name in COMMANDS and cmd_name not in _ABSENT:
+            return TyperCommand(cmd_name, help=COMMANDS[cmd_name].summary)  # listed, not yet imported
+        return found
+
+    def list_commands(self, ctx: click_core.Context) -> list[str]:
+        listed = [name for name in COMMANDS if name not in _ABSENT]
+        return [*listed, *(name for name in self.commands if name not in COMMANDS)]
+
+    def resolve_command(self, ctx: click_core.Context, args: list[str]) -> Any:
+        if args and args[0] in COMMANDS and args[0] not in self.commands:
+            self._load(args[0])
+        return super().resolve_command(ctx, args)
+
+    def _load(self, name: str) -> None:
+        function = command_function(name)
+        if function is None:
+            _ABSENT.add(name)  # an optional command that cannot be imported: "no such command"
+            return
+        info = CommandInfo(name=name, cls=_Command, callback=function, epilog=examples(*EXAMPLES[name]))
+        self.commands[name] = get_command_from_info(
+            info, pretty_exceptions_short=app.pretty_exceptions_short, rich_markup_mode=app.rich_markup_mode
+        )
 
     def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
         try:
@@ -106,8 +169,10 @@ class _Group(TyperGroup):
             _usage_error(exc)
         except UserError as exc:
             print_error(exc.message, exc.detail)
-        except TranscriptError as exc:  # the library's, where no command said it with an option
+        except _transcript_error() as exc:  # the library's, where no command said it with an option
             print_error(str(exc))
+        except UnknownProtocol as exc:  # the library's, where no command said it with an option
+            print_error(str(exc), traceback.format_exc())
         except StreamError as exc:
             error = stream_error("input", exc)
             print_error(error.message, error.detail)
@@ -119,6 +184,14 @@ class _Group(TyperGroup):
         except KeyError as exc:
             print_error(str(exc.args[0]) if exc.args else "unknown name", traceback.format_exc())
         raise typer.Exit(EXIT_USAGE)
+
+
+def _transcript_error() -> type[Exception]:
+    """:class:`~streambridge.transcripts.TranscriptError`, imported when an error is being said
+    (an ``except`` clause is evaluated only then): help and completion do not import transcripts."""
+    from ..transcripts import TranscriptError
+
+    return TranscriptError
 
 
 def _usage_error(exc: click_exceptions.UsageError) -> NoReturn:
@@ -184,38 +257,13 @@ EXAMPLES = {
     "demo": ("streambridge demo", "streambridge demo --scenario approval --from oma --to nest"),
     "inspect": ("streambridge inspect run.http --to ai-sdk", "streambridge inspect golden/approval/nest.sse --port 0"),
     "serve": (
-        "streambridge serve --upstream http://127.0.0.1:3000/agent --from nest --to agentkit",
-        "streambridge serve --config routes.toml --port 9000",
-        "streambridge serve --upstream http://127.0.0.1:3000/agent --from nest --to ai-sdk --inspect",
+        "streambridge serve --upstream http://backend/agent --from nest --to agentkit",
+        "streambridge serve --config routes.toml --port 9000 --inspect",
     ),
 }
 
 
-def _register(name: str, command: Any) -> None:
-    app.command(name, cls=_Command, epilog=examples(*EXAMPLES[name]))(command)
-
-
-for _name, _command in (
-    ("convert", convert_command),
-    ("validate", validate_command),
-    ("replay", replay_command),
-    ("record", record_command),
-    ("diff", diff_command),
-    ("protocols", protocols_command),
-    ("demo", demo_command),
-    ("inspect", inspect_command),
-):
-    _register(_name, _command)
-
-serve_command: Callable[..., None] | None
-try:
-    from .serve import serve_command
-except ImportError:
-    serve_command = None
-
-__all__ = ["EXAMPLES", "app", "main", "root", "serve_command"]
-if serve_command is not None:
-    _register("serve", serve_command)
+__all__ = ["COMMANDS", "EXAMPLES", "Entry", "app", "command_function", "main", "root"]
 
 
 def _say_plugin_warning(
@@ -240,3 +288,6 @@ def main() -> None:
     """Console-script entry point (``streambridge``, ``python -m streambridge``)."""
     warnings.showwarning = _say_plugin_warning
     app(prog_name="streambridge")
+
+
+pause_for_tests()  # (only where a test asks: Ctrl-C while this module is being imported)

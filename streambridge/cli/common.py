@@ -15,27 +15,23 @@ import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, BinaryIO, ClassVar, Literal, NoReturn
+from typing import TYPE_CHECKING, Annotated, BinaryIO, ClassVar, Literal, NoReturn
 
 import typer
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeRemainingColumn,
-    TransferSpeedColumn,
-)
 
 from .. import codecs
-from ..codecs import Codec, StreamError
-from ..codecs.decoder import Decoder
-from ..codecs.errors import Diagnostic
-from ..codecs.fidelity import Fidelity, parse_fidelity
-from ..codecs.framing import Framing
-from ..translate import Translator
+from .completion import complete_protocol
+
+if TYPE_CHECKING:  # (the core and rich are imported by the commands that use them, not by --help)
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
+
+    from ..codecs import Codec, StreamError
+    from ..codecs.decoder import Decoder
+    from ..codecs.errors import Diagnostic
+    from ..codecs.fidelity import Fidelity
+    from ..codecs.framing import Framing
+    from ..translate import Translator
 
 __all__ = [
     "EXIT_FINDINGS",
@@ -157,27 +153,17 @@ def stream_error(name: str, exc: StreamError, body_offset: int = 0) -> UserError
 
 
 def protocol_names() -> list[str]:
-    """Codec ids then aliases: everything ``--from/--to/--protocol`` accept."""
-    return [*codecs.names(), *(alias for name in codecs.names() for alias in codecs.get(name).aliases)]
-
-
-def complete_protocol(incomplete: str) -> list[tuple[str, str]]:
-    """Shell completion for protocol options: the names that start with what was typed."""
-    out = []
-    for name in protocol_names():
-        if name.startswith(incomplete):
-            codec = codecs.get(name)
-            help_text = codec.title if name == codec.name else f"alias of {codec.name}"
-            out.append((name, help_text))
-    return out
+    """Codec ids then aliases: everything ``--from/--to/--protocol`` accept as written."""
+    return [*codecs.names(), *(alias for name in codecs.names() for alias in codecs.aliases(name))]
 
 
 def resolve_protocol(name: str, option: str) -> Codec:
+    """The codec ``option`` names (see :func:`streambridge.codecs.resolve`), or a user error
+    in the registry's own words."""
     try:
         return codecs.get(name)
-    except KeyError:
-        known = ", ".join(protocol_names())
-        raise UserError(f"{option}: unknown protocol {name!r} (expected one of {known})") from None
+    except codecs.UnknownProtocol as exc:
+        raise UserError(f"{option}: {exc}") from None
 
 
 def check_framing(codec: Codec, framing: str | None, option: str = "--framing") -> Framing:
@@ -191,6 +177,8 @@ def check_framing(codec: Codec, framing: str | None, option: str = "--framing") 
 
 def check_fidelity(value: str | None, default: Fidelity) -> Fidelity:
     """``--fidelity`` checked into its type (``default`` when not given)."""
+    from ..codecs.fidelity import parse_fidelity
+
     try:
         return parse_fidelity(value) if value is not None else default
     except ValueError as exc:
@@ -337,12 +325,29 @@ def reader_gone() -> NoReturn:
     raise typer.Exit(0)
 
 
-class DataConsole(Console):
-    """rich on stdout, where a closed pipe is the reader leaving (see :func:`reader_gone`),
-    not the exit code 1 rich makes of it."""
+def _data_console_class() -> type[Console]:
+    from rich.console import Console
 
-    def on_broken_pipe(self) -> None:
-        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+    class DataConsole(Console):
+        """rich on stdout, where a closed pipe is the reader leaving (see :func:`reader_gone`),
+        not the exit code 1 rich makes of it."""
+
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+    return DataConsole
+
+
+if TYPE_CHECKING:
+    DataConsole = Console
+else:
+
+    def __getattr__(name: str) -> object:
+        """``DataConsole`` on first use: rich is imported by the commands that draw with it."""
+        if name == "DataConsole":
+            globals()["DataConsole"] = _data_console_class()
+            return globals()["DataConsole"]
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def stdin_is_terminal() -> bool:
@@ -399,6 +404,16 @@ class ProgressBar:
 
     def __enter__(self) -> ProgressBar:
         if self.shown:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                DownloadColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+                TransferSpeedColumn,
+            )
+
             columns = (
                 TextColumn("{task.description}"),
                 BarColumn(),

@@ -11,8 +11,8 @@ from typing import Annotated, Any
 import typer
 
 from .. import codecs
-from ..codecs.fidelity import FIDELITIES
-from .common import FRAMING_SUFFIX, complete_protocol
+from .common import FRAMING_SUFFIX
+from .completion import complete_protocol
 
 __all__ = [
     "FRAMING_METAVAR",
@@ -43,14 +43,14 @@ def protocol_choices() -> str:
     """The protocol names for a help text: ``agentkit, nest (alias adonis), oma``."""
     parts = []
     for name in codecs.names():
-        aliases = codecs.get(name).aliases
+        aliases = codecs.aliases(name)
         parts.append(f"{name} (alias {', '.join(aliases)})" if aliases else name)
     return ", ".join(parts)
 
 
 def protocol_names() -> str:
     """The protocols in a sentence: ``agentkit, nest/adonis, oma``."""
-    return ", ".join("/".join((name, *codecs.get(name).aliases)) for name in codecs.names())
+    return ", ".join("/".join((name, *codecs.aliases(name))) for name in codecs.names())
 
 
 def protocol_help(text: str) -> str:
@@ -97,17 +97,25 @@ def examples(*lines: str) -> str:
 
 
 def complete_fidelity(incomplete: str) -> list[str]:
+    from ..codecs.fidelity import FIDELITIES
+
     return [f for f in FIDELITIES if f.startswith(incomplete)]
 
 
-def fidelity_option(default: str) -> Any:
-    """``--fidelity`` (see :mod:`streambridge.codecs.fidelity`), whose default says ``default``."""
+def fidelity_option(default: str, short: bool = False) -> Any:
+    """``--fidelity`` (see :mod:`streambridge.codecs.fidelity`), whose default says ``default``;
+    ``short`` says it in fewer words (a command with many options)."""
+    exact, client = (
+        ("every event kept", "what a native backend would send")
+        if short
+        else (
+            "every event kept, a translation back gives the input byte for byte",
+            "what a native backend of the target protocol would send a live client",
+        )
+    )
     return typer.Option(
         "--fidelity",
         metavar="exact|client",
-        help=(
-            "exact: every event kept, a translation back gives the input byte for byte; client: what a "
-            f"native backend of the target protocol would send a live client (default: {default})."
-        ),
+        help=f"exact: {exact}; client: {client} (default: {default}).",
         autocompletion=complete_fidelity,
     )

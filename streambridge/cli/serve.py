@@ -7,17 +7,29 @@ given as a ``STREAMBRIDGE_*`` environment variable; upstream credentials are onl
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..bridge import config as bridge_config
-from ..bridge import server as bridge_server
-from ..bridge import workers as bridge_workers
-from ..bridge.check import check_config
 from .common import EXIT_FINDINGS, EXIT_USAGE, complete_protocol, print_error, warn
-from .options import PORT_MAX, PORT_MIN, fidelity_option, protocol_help
-from .replay import listen_error
+from .options import PORT_MAX, PORT_MIN, fidelity_option
+
+if TYPE_CHECKING:  # the proxy (aiohttp) is imported when it runs: help and completion stay quick
+    from types import ModuleType
+
+    from ..bridge import config as bridge_config
+    from ..bridge import workers as bridge_workers
+
+#: the proxy's modules, imported on first use (``serve_module.bridge_server`` too)
+_PROXY = {"bridge_config": "config", "bridge_server": "server", "bridge_workers": "workers"}
+
+
+def __getattr__(name: str) -> ModuleType:
+    if name in _PROXY:
+        return import_module(f"streambridge.bridge.{_PROXY[name]}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["serve_command"]
 
@@ -28,6 +40,8 @@ def _fail(message: str, code: int = EXIT_USAGE) -> None:
 
 
 REQUEST_MODES = ("translate", "passthrough")
+#: the help's panels beside Options (the route's): ``serve --help`` fits 80 columns
+SERVER, RUNS, SECURITY, INSPECTOR = "Server", "Streams and runs", "Security", "Inspector"
 
 
 def complete_request_mode(incomplete: str) -> list[str]:
@@ -38,7 +52,11 @@ def serve_command(
     upstream: Annotated[
         str | None,
         typer.Option(
-            "--upstream", envvar="STREAMBRIDGE_UPSTREAM", metavar="URL", help="Upstream URL (http(s):// or ws(s)://)."
+            "--upstream",
+            envvar="STREAMBRIDGE_UPSTREAM",
+            show_envvar=False,
+            metavar="URL",
+            help="Upstream http(s):// or ws(s):// URL.",
         ),
     ] = None,
     source: Annotated[
@@ -46,8 +64,9 @@ def serve_command(
         typer.Option(
             "--from",
             envvar="STREAMBRIDGE_FROM",
+            show_envvar=False,
             metavar="PROTOCOL",
-            help=protocol_help("The upstream's protocol."),
+            help="The upstream's protocol (streambridge protocols lists them).",
             autocompletion=complete_protocol,
         ),
     ] = None,
@@ -56,6 +75,7 @@ def serve_command(
         typer.Option(
             "--to",
             envvar="STREAMBRIDGE_TO",
+            show_envvar=False,
             metavar="PROTOCOL",
             help="The client's protocol.",
             autocompletion=complete_protocol,
@@ -63,13 +83,22 @@ def serve_command(
     ] = None,
     host: Annotated[
         str | None,
-        typer.Option("--host", envvar="STREAMBRIDGE_HOST", metavar="HOST", help="Address to bind (default 127.0.0.1)."),
+        typer.Option(
+            "--host",
+            envvar="STREAMBRIDGE_HOST",
+            show_envvar=False,
+            rich_help_panel=SERVER,
+            metavar="HOST",
+            help="Address to bind (default 127.0.0.1).",
+        ),
     ] = None,
     port: Annotated[
         int | None,
         typer.Option(
             "--port",
             envvar="STREAMBRIDGE_PORT",
+            show_envvar=False,
+            rich_help_panel=SERVER,
             metavar="PORT",
             min=PORT_MIN,
             max=PORT_MAX,
@@ -77,31 +106,53 @@ def serve_command(
         ),
     ] = None,
     path: Annotated[
-        str, typer.Option("--path", envvar="STREAMBRIDGE_PATH", metavar="PATH", help="Mount path of the route.")
+        str,
+        typer.Option(
+            "--path",
+            envvar="STREAMBRIDGE_PATH",
+            show_envvar=False,
+            metavar="PATH",
+            help="Mount path of the route.",
+        ),
     ] = "/",
     upstream_header: Annotated[
         list[str] | None,
         typer.Option(
             "--upstream-header",
             envvar="STREAMBRIDGE_UPSTREAM_HEADER",
+            show_envvar=False,
             metavar="NAME=env:VAR",
-            help="Header added upstream (repeatable; the value is read from the environment).",
+            help="Header sent upstream, its value from the environment (repeatable).",
         ),
     ] = None,
     config: Annotated[
         str | None,
-        typer.Option("--config", envvar="STREAMBRIDGE_CONFIG", metavar="FILE", help="routes.toml with several routes."),
+        typer.Option(
+            "--config",
+            envvar="STREAMBRIDGE_CONFIG",
+            show_envvar=False,
+            metavar="FILE",
+            help="routes.toml with several routes.",
+        ),
     ] = None,
     log_json: Annotated[
-        bool, typer.Option("--log-json", envvar="STREAMBRIDGE_LOG_JSON", help="One JSON object per log line.")
+        bool,
+        typer.Option(
+            "--log-json",
+            envvar="STREAMBRIDGE_LOG_JSON",
+            show_envvar=False,
+            rich_help_panel=SERVER,
+            help="One JSON object per log line.",
+        ),
     ] = False,
     request_mode: Annotated[
         str | None,
         typer.Option(
             "--request-mode",
             envvar="STREAMBRIDGE_REQUEST_MODE",
-            metavar="[" + "|".join(REQUEST_MODES) + "]",
-            help="Translate requests (default) or pass them through.",
+            show_envvar=False,
+            metavar="MODE",
+            help="translate (default), or passthrough: requests as sent.",
             autocompletion=complete_request_mode,
         ),
     ] = None,
@@ -110,6 +161,8 @@ def serve_command(
         typer.Option(
             "--heartbeat",
             envvar="STREAMBRIDGE_HEARTBEAT",
+            show_envvar=False,
+            rich_help_panel=RUNS,
             metavar="SECONDS",
             min=0,
             help="Idle seconds before a heartbeat (0: none).",
@@ -120,6 +173,8 @@ def serve_command(
         typer.Option(
             "--idle-timeout",
             envvar="STREAMBRIDGE_IDLE_TIMEOUT",
+            show_envvar=False,
+            rich_help_panel=RUNS,
             metavar="SECONDS",
             min=0,
             help="Upstream silence that ends a stream.",
@@ -130,9 +185,10 @@ def serve_command(
         typer.Option(
             "--run-log",
             envvar="STREAMBRIDGE_RUN_LOG",
-            metavar="memory|redis://…|off",
-            help="Where runs are logged so clients can resume them: this process (default), Redis "
-            "(shared by instances: resume and cancel on any of them) or nowhere.",
+            show_envvar=False,
+            rich_help_panel=RUNS,
+            metavar="WHERE",
+            help="Where runs are kept to resume: memory (default), a redis:// URL, off.",
         ),
     ] = None,
     resume_grace: Annotated[
@@ -140,9 +196,11 @@ def serve_command(
         typer.Option(
             "--resume-grace",
             envvar="STREAMBRIDGE_RESUME_GRACE",
+            show_envvar=False,
+            rich_help_panel=RUNS,
             metavar="SECONDS",
             min=0,
-            help="How long a run goes on after its client disconnects with no one resuming it (0: cancel at once).",
+            help="How long a run outlives its client's disconnect (0: cancel at once).",
         ),
     ] = None,
     owner_header: Annotated[
@@ -150,9 +208,10 @@ def serve_command(
         typer.Option(
             "--owner-header",
             envvar="STREAMBRIDGE_OWNER_HEADER",
+            show_envvar=False,
+            rich_help_panel=SECURITY,
             metavar="NAME",
-            help="The request header (set by your gateway) naming who owns a run; default: the client's "
-            "Authorization / Cookie, hashed.",
+            help="Header naming a run's owner (default: Authorization / Cookie, hashed).",
         ),
     ] = None,
     inspect: Annotated[
@@ -160,7 +219,9 @@ def serve_command(
         typer.Option(
             "--inspect",
             envvar="STREAMBRIDGE_INSPECT",
-            help="Serve the live stream inspector at /_inspect (loopback only unless STREAMBRIDGE_INSPECT_TOKEN is set).",
+            show_envvar=False,
+            rich_help_panel=INSPECTOR,
+            help="Serve the inspector at /_inspect (loopback only unless STREAMBRIDGE_INSPECT_TOKEN).",
         ),
     ] = False,
     inspect_streams: Annotated[
@@ -168,9 +229,11 @@ def serve_command(
         typer.Option(
             "--inspect-streams",
             envvar="STREAMBRIDGE_INSPECT_STREAMS",
+            show_envvar=False,
+            rich_help_panel=INSPECTOR,
             metavar="N",
             min=1,
-            help="How many live and recent streams the inspector keeps (default 100).",
+            help="Live and recent streams it keeps (default 100).",
         ),
     ] = None,
     approval_timeout: Annotated[
@@ -178,9 +241,11 @@ def serve_command(
         typer.Option(
             "--approval-timeout",
             envvar="STREAMBRIDGE_APPROVAL_TIMEOUT",
+            show_envvar=False,
+            rich_help_panel=RUNS,
             metavar="SECONDS",
             min=0,
-            help="How long a run that ended to ask (AG-UI interrupts) waits for approve / reject.",
+            help="How long a run that asked waits for approve / reject.",
         ),
     ] = None,
     first_byte_timeout: Annotated[
@@ -188,9 +253,11 @@ def serve_command(
         typer.Option(
             "--first-byte-timeout",
             envvar="STREAMBRIDGE_FIRST_BYTE_TIMEOUT",
+            show_envvar=False,
+            rich_help_panel=RUNS,
             metavar="SECONDS",
             min=0,
-            help="Wait for the first byte.",
+            help="How long to wait for the upstream's first byte.",
         ),
     ] = None,
     max_run_bytes: Annotated[
@@ -198,9 +265,11 @@ def serve_command(
         typer.Option(
             "--max-run-bytes",
             envvar="STREAMBRIDGE_MAX_RUN_BYTES",
+            show_envvar=False,
+            rich_help_panel=RUNS,
             metavar="BYTES",
             min=0,
-            help="The most one run's upstream may send before it ends as run_too_large (default 64 MiB; 0: no bound).",
+            help="Most bytes a run may send (default 64 MiB; 0: no bound).",
         ),
     ] = None,
     max_run_seconds: Annotated[
@@ -208,24 +277,38 @@ def serve_command(
         typer.Option(
             "--max-run-seconds",
             envvar="STREAMBRIDGE_MAX_RUN_SECONDS",
+            show_envvar=False,
+            rich_help_panel=RUNS,
             metavar="SECONDS",
             min=0,
-            help="The longest one run may last before it ends as run_too_long (default 3600; 0: no bound).",
+            help="Longest a run may last (default 3600; 0: no bound).",
         ),
     ] = None,
     forward_auth: Annotated[
         bool | None,
         typer.Option(
-            "--forward-auth/--no-forward-auth",
+            "--forward-auth",
             envvar="STREAMBRIDGE_FORWARD_AUTH",
+            show_envvar=False,
+            rich_help_panel=SECURITY,
             help="Forward the client's Authorization and Cookie headers upstream.",
         ),
     ] = None,
+    no_forward_auth: Annotated[
+        bool,
+        typer.Option(
+            "--no-forward-auth",
+            rich_help_panel=SECURITY,
+            help="Do not forward them (over routes.toml and the environment).",
+        ),
+    ] = False,
     cors_origin: Annotated[
         list[str] | None,
         typer.Option(
             "--cors-origin",
             envvar="STREAMBRIDGE_CORS_ORIGINS",
+            show_envvar=False,
+            rich_help_panel=SECURITY,
             metavar="ORIGIN",
             help="Allowed browser origin (repeatable).",
         ),
@@ -235,8 +318,10 @@ def serve_command(
         typer.Option(
             "--forward-header",
             envvar="STREAMBRIDGE_FORWARD_HEADERS",
+            show_envvar=False,
+            rich_help_panel=SECURITY,
             metavar="NAME",
-            help="Also forward this client header upstream (repeatable; credential-like ones need --forward-auth).",
+            help="Also forward this client header (repeatable; credentials need --forward-auth).",
         ),
     ] = None,
     allowed_host: Annotated[
@@ -244,9 +329,10 @@ def serve_command(
         typer.Option(
             "--allowed-host",
             envvar="STREAMBRIDGE_ALLOWED_HOSTS",
+            show_envvar=False,
+            rich_help_panel=SECURITY,
             metavar="NAME",
-            help="A host name clients reach the proxy by (repeatable; .example.com: it and its subdomains; "
-            "* any). localhost and IP addresses are always answered; other names get 421 (DNS rebinding).",
+            help="Host name clients may use, else 421 (repeatable; .example.com: and subdomains; *: any).",
         ),
     ] = None,
     require_identity: Annotated[
@@ -254,31 +340,42 @@ def serve_command(
         typer.Option(
             "--require-identity",
             envvar="STREAMBRIDGE_REQUIRE_IDENTITY",
-            help="Refuse (401) requests that say nothing of who they are from: the --owner-header, or "
-            "without one Authorization / Cookie. Otherwise such clients share one identity.",
+            show_envvar=False,
+            rich_help_panel=SECURITY,
+            help="Refuse (401) requests with no --owner-header, Authorization or Cookie.",
         ),
     ] = False,
-    fidelity: Annotated[str | None, fidelity_option("client")] = None,
+    fidelity: Annotated[str | None, fidelity_option("client", short=True)] = None,
     workers: Annotated[
         int | None,
         typer.Option(
             "--workers",
             envvar="STREAMBRIDGE_WORKERS",
+            show_envvar=False,
+            rich_help_panel=SERVER,
             metavar="N",
             min=1,
-            help="Serve the port from N processes (SO_REUSEPORT; N > 1 needs --run-log redis://…).",
+            help="Serve the port from N processes (N > 1 needs a redis:// run log).",
         ),
     ] = None,
     check: Annotated[
         bool,
         typer.Option(
             "--check",
-            help="Check the configuration and reach the run log, print a summary and exit (0: it would "
-            "start; 1: the problem); nothing listens.",
+            rich_help_panel=SERVER,
+            help="Check the configuration and the run log, print a summary, exit (0: it would start; 1: not).",
         ),
     ] = False,
 ) -> None:
-    """Proxy a client of protocol --to to an upstream of protocol --from, translating live."""
+    """Proxy a client of protocol --to to an upstream of protocol --from, translating live.
+
+    Options also come from the environment (--idle-timeout: STREAMBRIDGE_IDLE_TIMEOUT; docs/proxy.md).
+    """
+    from ..bridge import config as bridge_config
+    from ..bridge import server as bridge_server
+    from ..bridge import workers as bridge_workers
+    from .replay import listen_error
+
     settings: dict[str, Any] = {
         "request_mode": request_mode,
         "heartbeat": heartbeat,
@@ -288,7 +385,7 @@ def serve_command(
         "first_byte_timeout": first_byte_timeout,
         "max_run_bytes": max_run_bytes,
         "max_run_seconds": max_run_seconds,
-        "forward_auth": forward_auth,
+        "forward_auth": False if no_forward_auth else forward_auth,
         "cors_origins": tuple(cors_origin) if cors_origin else None,
         "forward_headers": tuple(forward_header) if forward_header else None,
         "fidelity": fidelity,
@@ -329,6 +426,9 @@ def serve_command(
 
 def _serve_worker(cfg: bridge_config.Config, worker: bridge_workers.Worker) -> int:
     """One worker process of ``--workers``: its exit code (a port it cannot bind is a usage error)."""
+    from ..bridge import server as bridge_server
+    from .replay import listen_error
+
     try:
         bridge_server.run_app(cfg, worker)
     except bridge_server.BindError as exc:
@@ -339,6 +439,8 @@ def _serve_worker(cfg: bridge_config.Config, worker: bridge_workers.Worker) -> i
 
 def _check(cfg: bridge_config.Config) -> None:
     """``--check``: the summary on stdout, warnings and the problem on stderr; exit 1 on a problem."""
+    from ..bridge.check import check_config
+
     checked = check_config(cfg)
     for line in checked.summary:
         typer.echo(line)

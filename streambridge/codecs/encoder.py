@@ -5,6 +5,7 @@ none came. When its protocol cannot say all of an event it writes a carrier (car
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar, TypeVar
 
@@ -74,10 +75,17 @@ def handles(*types: type[Event], writes: Iterable[str] = ()) -> Callable[[_Metho
     return mark
 
 
+@functools.cache
+def _fields(kind: type[Event]) -> tuple[msgspec.structs.FieldInfo, ...]:
+    """msgspec's fields of an event type, read once: each read evaluates the type's annotations
+    (about a millisecond), and every encoder class asks for the same few dozen types."""
+    return msgspec.structs.fields(kind)
+
+
 def field_defaults(kind: type[Event]) -> dict[str, Any]:
     """Each field of an event type and its default (``NODEFAULT`` for a required one)."""
     defaults = {}
-    for f in msgspec.structs.fields(kind):
+    for f in _fields(kind):
         if f.default is not msgspec.NODEFAULT:
             defaults[f.name] = f.default
         elif f.default_factory is not msgspec.NODEFAULT:
@@ -100,7 +108,7 @@ def only_brackets(part: DataPart) -> bool:
 
     try:
         return part.name in get(part.origin).spans
-    except KeyError:  # a protocol no longer registered
+    except ValueError:  # a protocol no longer registered (UnknownProtocol)
         return False
 
 

@@ -119,7 +119,7 @@ def diff_files(
     """Compare two transcripts (files; one of them may be ``-``, stdin) by meaning, streaming,
     up to the first ``limit`` differences. A protocol left out is sniffed from the file's first
     frames; a side that cannot be read is a :class:`DiffInputError` (an ``OSError`` when the
-    file cannot be opened, the registry's ``KeyError`` for an unknown protocol name)."""
+    file cannot be opened, the registry's ``UnknownProtocol`` for an unknown protocol name)."""
     if str(a) == "-" and str(b) == "-":
         raise ValueError("only one of A and B can be stdin (-)")
     with contextlib.ExitStack() as stack:

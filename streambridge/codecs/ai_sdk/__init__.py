@@ -71,6 +71,7 @@ def _codec(profile: Profile, native: frozenset[str], title: str) -> Codec:
         sniff=sniff if profile is V7 else _no_sniff,
         rules=AiSdkRules,
         response_headers=HEADERS,
+        aliases=("ai-sdk@7",) if profile is V7 else (),
     )
 
 

@@ -283,14 +283,21 @@ def ensure_directory(directory: Path, parents: bool, target: Path) -> None:
 
 @contextlib.contextmanager
 def open_output(target: str | Path | None, parents: bool = False) -> Iterator[BinaryIO]:
-    """stdout for ``None``/``-``; otherwise a file written beside its final name and moved into
-    place only when the command succeeds, so a failed run never leaves half a transcript."""
+    """stdout for ``None``/``-``; a regular file (or a new one) written beside its final name and
+    moved into place only when the command succeeds, so a failed run never leaves half a
+    transcript; a symlink's target replaced the same way (the link stays a link); anything else
+    (a device, a FIFO, /dev/stdout) written through, never replaced."""
     if target is None or is_stdio(target):
         out = stdout_binary()
         yield out
         out.flush()
         return
     path = Path(target)
+    if _writes_through(path):
+        with _open_through(path) as through:
+            yield through
+        return
+    path = Path(os.path.realpath(path))  # a symlink stays one: its target is replaced
     ensure_directory(path.parent, parents, path)
     tmp, out = _part_beside(path)
     try:
@@ -304,6 +311,25 @@ def open_output(target: str | Path | None, parents: bool = False) -> Iterator[Bi
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _writes_through(path: Path) -> bool:
+    """Whether ``-o path`` is written into rather than replaced: anything that exists and is not
+    a regular file (a device such as /dev/null, a FIFO, a socket), and a name for one of our
+    own descriptors (/dev/stdout, /dev/fd/N), whose replacement would not be what the caller
+    reads. Only a regular file (or a new one) gets the atomic replace."""
+    try:
+        st = os.stat(path)  # follows symlinks: what a link names decides
+    except OSError:
+        return False
+    return not stat.S_ISREG(st.st_mode) or os.path.realpath(path).startswith("/proc/")
+
+
+def _open_through(path: Path) -> BinaryIO:
+    try:
+        return open(path, "wb")
+    except OSError as exc:
+        raise _about(path, exc) from None
 
 
 def _part_beside(path: Path) -> tuple[Path, BinaryIO]:

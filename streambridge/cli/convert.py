@@ -41,6 +41,7 @@ from .common import (
     stream_error,
     warn,
 )
+from .limits import FrameGuard, FrameTooLarge
 from .options import FRAMING_METAVAR, fidelity_option, protocol_help
 from .transcripts import detect, open_source, reading
 
@@ -57,19 +58,32 @@ __all__ = [
 ]
 
 
-def pump(source: Source, translator: Translator, out: BinaryIO, live: bool, warnings: Warnings | None = None) -> None:
+def pump(
+    source: Source,
+    translator: Translator,
+    out: BinaryIO,
+    live: bool,
+    warnings: Warnings | None = None,
+    guard: FrameGuard | None = None,
+) -> None:
     """Every received chunk translated and written at once (flushed when someone reads live);
-    the core's diagnostics go to ``warnings`` as they come."""
+    the core's diagnostics go to ``warnings`` as they come; ``guard`` refuses a frame over the
+    size limit before it is written."""
     warnings = warnings or Warnings(source.name, source.body_offset)
     with reading(source, streams_stdout=live) as chunks:
         for chunk in chunks:
             data = translator.feed(chunk)
             warnings.take(translator)
             if data:
+                if guard is not None:
+                    guard.check(data)
                 out.write(data)
                 if live:
                     out.flush()
-        out.write(translator.close())
+        data = translator.close()
+        if guard is not None:
+            guard.check(data)
+        out.write(data)
         warnings.take(translator)
 
 
@@ -97,7 +111,7 @@ def convert_one(
     warnings = Warnings(source.name, source.body_offset)
     try:
         with open_output(output, parents) as out:
-            pump(source, translator, out, live, warnings)
+            pump(source, translator, out, live, warnings, FrameGuard(target.name, framing))
     except StreamError as exc:
         raise stream_error(source.name, exc, source.body_offset) from None
     warnings.summary()
@@ -171,6 +185,9 @@ def convert_directory(
         try:
             with open_source(src) as source:
                 cut += convert_one(source, dest, target, from_, framing, strict, True, fidelity)  # below -o: ours
+        except FrameTooLarge as exc:
+            cut += 1
+            print_error(f"{src}: {exc.message}")
         except (UserError, OSError) as exc:
             failed += 1
             print_error(exc.message if isinstance(exc, UserError) else _os_message(exc, src))
@@ -260,6 +277,10 @@ def convert_command(
     if output is not None and not is_stdio(output):
         ensure_directory(Path(output).parent, parents, Path(output))
     with open_source(input) as source:
-        cut = convert_one(source, output, target, from_, out_framing, strict, parents, level)
+        try:
+            cut = convert_one(source, output, target, from_, out_framing, strict, parents, level)
+        except FrameTooLarge as exc:
+            print_error(f"{source.name}: {exc.message}")
+            raise typer.Exit(EXIT_FINDINGS) from None
     if cut:
         raise typer.Exit(EXIT_FINDINGS)

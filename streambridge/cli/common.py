@@ -43,6 +43,7 @@ __all__ = [
     "FRAMING_SUFFIX",
     "PREFIX",
     "DataConsole",
+    "InputFinding",
     "ProgressBar",
     "UserError",
     "VerboseOption",
@@ -54,6 +55,7 @@ __all__ = [
     "detail",
     "ensure_directory",
     "file_identity",
+    "findings_exit",
     "is_stdio",
     "note",
     "one_line",
@@ -85,6 +87,25 @@ class UserError(Exception):
         super().__init__(message)
         self.message = message
         self.detail = detail
+
+
+class InputFinding(Exception):
+    """What the input itself rules out (an empty file, a frame the target cannot carry): one
+    line on stderr and exit code 1, as findings are (see :func:`findings_exit`)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@contextlib.contextmanager
+def findings_exit() -> Iterator[None]:
+    """An :class:`InputFinding` raised inside as its error line and exit code 1."""
+    try:
+        yield
+    except InputFinding as exc:
+        print_error(exc.message)
+        raise typer.Exit(EXIT_FINDINGS) from None
 
 
 class _State:

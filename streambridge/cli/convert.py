@@ -20,6 +20,7 @@ from .common import (
     EXIT_FINDINGS,
     EXIT_USAGE,
     FRAMING_SUFFIX,
+    InputFinding,
     UserError,
     VerboseOption,
     Warnings,
@@ -29,6 +30,7 @@ from .common import (
     complete_protocol,
     ensure_directory,
     file_identity,
+    findings_exit,
     is_stdio,
     note,
     open_output,
@@ -41,7 +43,7 @@ from .common import (
     stream_error,
     warn,
 )
-from .limits import FrameGuard, FrameTooLarge
+from .limits import FrameGuard
 from .options import FRAMING_METAVAR, fidelity_option, protocol_help
 from .transcripts import detect, open_source, reading
 
@@ -111,7 +113,7 @@ def convert_one(
     warnings = Warnings(source.name, source.body_offset)
     try:
         with open_output(output, parents) as out:
-            pump(source, translator, out, live, warnings, FrameGuard(target.name, framing))
+            pump(source, translator, out, live, warnings, FrameGuard(source.name, target.name, framing))
     except StreamError as exc:
         raise stream_error(source.name, exc, source.body_offset) from None
     warnings.summary()
@@ -185,9 +187,9 @@ def convert_directory(
         try:
             with open_source(src) as source:
                 cut += convert_one(source, dest, target, from_, framing, strict, True, fidelity)  # below -o: ours
-        except FrameTooLarge as exc:
+        except InputFinding as exc:
             cut += 1
-            print_error(f"{src}: {exc.message}")
+            print_error(exc.message)
         except (UserError, OSError) as exc:
             failed += 1
             print_error(exc.message if isinstance(exc, UserError) else _os_message(exc, src))
@@ -276,11 +278,7 @@ def convert_command(
     refuse_same_file(input, output)
     if output is not None and not is_stdio(output):
         ensure_directory(Path(output).parent, parents, Path(output))
-    with open_source(input) as source:
-        try:
-            cut = convert_one(source, output, target, from_, out_framing, strict, parents, level)
-        except FrameTooLarge as exc:
-            print_error(f"{source.name}: {exc.message}")
-            raise typer.Exit(EXIT_FINDINGS) from None
+    with open_source(input) as source, findings_exit():
+        cut = convert_one(source, output, target, from_, out_framing, strict, parents, level)
     if cut:
         raise typer.Exit(EXIT_FINDINGS)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from ..codecs.framing import DEFAULT_MAX_EVENT_SIZE, Framing, make_parser, size_limit
+from .common import InputFinding
 
 __all__ = ["FrameGuard", "FrameTooLarge"]
 
@@ -21,18 +22,15 @@ _TYPE = re.compile(rb'"(?:type|kind|event)"\s*:\s*"([^"\\]{1,80})"')
 _SEPARATOR = {"sse": b"\n\n", "ndjson": b"\n"}
 
 
-class FrameTooLarge(Exception):
+class FrameTooLarge(InputFinding):
     """A frame the target protocol would need that no reader accepts: exit 1, nothing of it written."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 class FrameGuard:
     """Checks each piece of output before it is written (an encoder's output holds whole frames)."""
 
-    def __init__(self, protocol: str, framing: Framing, limit: int = DEFAULT_MAX_EVENT_SIZE) -> None:
+    def __init__(self, name: str, protocol: str, framing: Framing, limit: int = DEFAULT_MAX_EVENT_SIZE) -> None:
+        self.name = name  # the input's, for the message
         self.protocol = protocol
         self.framing = framing
         self.limit = limit
@@ -51,7 +49,7 @@ class FrameGuard:
 
     def _message(self, frame: bytes) -> str:
         return (
-            f"{self.protocol} cannot carry this stream: its {_name(frame)} frame would be "
+            f"{self.name}: {self.protocol} cannot carry this stream: its {_name(frame)} frame would be "
             f"{len(frame) / _MIB:.1f} MiB ({len(frame)} bytes), over the {size_limit(self.limit)} frame limit "
             "that readers and streambridge validate (SB003) enforce; it was not written "
             "(convert to a protocol that streams the answer in parts, e.g. ai-sdk or ag-ui)"

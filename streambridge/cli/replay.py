@@ -44,20 +44,19 @@ from ..events import RunStart, StepFinish, Terminal
 from ..transcripts import Capture, cut_frames, transcripts_in
 from ..translate import Translator
 from .common import (
-    EXIT_FINDINGS,
     UserError,
     VerboseOption,
     Warnings,
     check_fidelity,
     check_framing,
     complete_framing,
+    findings_exit,
     note,
-    print_error,
     resolve_protocol,
     set_verbose,
     stdout_binary,
 )
-from .limits import FrameGuard, FrameTooLarge
+from .limits import FrameGuard
 from .options import FRAMING_METAVAR, PORT_MAX, PORT_MIN, AsRecordedTarget, SniffedSource, fidelity_option
 from .transcripts import detect, open_source
 
@@ -137,20 +136,14 @@ def render(
         chunks = [translator.feed(piece) for piece in recording.pieces]
         chunks.append(translator.close())
         warnings.take(translator)
-        _check_frames(recording.name, FrameGuard(codec.name, out_framing), chunks)
+        guard = FrameGuard(recording.name, codec.name, out_framing)
+        for chunk in chunks:
+            guard.check(chunk)
     playback = Playback(recording, codec, out_framing, [c for c in chunks if c])
     runs = codec.http.runs
     if runs is not None and playback.chunks:  # the ids its run start announces, for the headers
         playback.run_id, playback.thread_id = runs.read_ids(playback.chunks[0], out_framing)
     return playback
-
-
-def _check_frames(name: str, guard: FrameGuard, chunks: list[bytes]) -> None:
-    try:
-        for chunk in chunks:
-            guard.check(chunk)
-    except FrameTooLarge as exc:
-        raise FrameTooLarge(f"{name}: {exc.message}") from None
 
 
 def recorded_duration_ms(recording: Recording) -> float | None:
@@ -520,11 +513,8 @@ def replay_command(
         raise UserError(f"{file}: the transcripts are in several protocols ({kinds}); pick one with --to")
     out_framing = check_framing(target or recordings[0].codec, framing) if framing else None
     level = check_fidelity(fidelity, "client" if serve else "exact")  # served: a live client's stream
-    try:
+    with findings_exit():
         playbacks = [render(r, target, out_framing, level) for r in recordings]
-    except FrameTooLarge as exc:
-        print_error(exc.message)
-        raise typer.Exit(EXIT_FINDINGS) from None
     delays = [frame_delay(p, delay_ms, realtime) for p in playbacks]
     if not serve:
         _play(playbacks[0], delays[0])

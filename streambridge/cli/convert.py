@@ -44,7 +44,7 @@ from .common import (
     warn,
 )
 from .limits import FrameGuard
-from .options import FRAMING_METAVAR, fidelity_option, protocol_help
+from .options import FRAMING_METAVAR, ForceOption, fidelity_option, protocol_help
 from .transcripts import detect, open_source, reading
 
 __all__ = [
@@ -98,9 +98,10 @@ def convert_one(
     strict: bool,
     parents: bool,
     fidelity: Fidelity = "exact",
+    force: bool = False,
 ) -> int:
     """Convert one input; how many frames were over the size limit (forwarded cut short)."""
-    detected = detect(source, from_)
+    detected = detect(source, from_, force=force)
     translator = Translator(
         detected.codec.name,
         target.name,
@@ -176,6 +177,7 @@ def convert_directory(
     strict: bool,
     parents: bool,
     fidelity: Fidelity = "exact",
+    force: bool = False,
 ) -> None:
     if output is None or output == "-":
         raise UserError(f"{directory}: converting a directory needs -o DIRECTORY")
@@ -186,7 +188,9 @@ def convert_directory(
     for src, dest in plan.items():
         try:
             with open_source(src) as source:
-                cut += convert_one(source, dest, target, from_, framing, strict, True, fidelity)  # below -o: ours
+                cut += convert_one(
+                    source, dest, target, from_, framing, strict, True, fidelity, force
+                )  # below -o: ours
         except InputFinding as exc:
             cut += 1
             print_error(exc.message)
@@ -256,6 +260,7 @@ def convert_command(
     ] = False,
     parents: Annotated[bool, typer.Option("--parents", help="Create -o's missing directories.")] = False,
     fidelity: Annotated[str | None, fidelity_option("exact")] = None,
+    force: ForceOption = False,
     verbose: VerboseOption = False,
 ) -> None:
     """Convert a transcript from one protocol into another (streaming, constant memory)."""
@@ -270,7 +275,7 @@ def convert_command(
         resolve_protocol(from_, "--from")
     path = Path(input)
     if input != "-" and path.is_dir():
-        convert_directory(path, output, target, from_, out_framing, strict, parents, level)
+        convert_directory(path, output, target, from_, out_framing, strict, parents, level, force)
         return
     if output is not None and output != "-" and Path(output).is_dir():
         stem = "stdin" if input == "-" else path.stem
@@ -279,6 +284,6 @@ def convert_command(
     if output is not None and not is_stdio(output):
         ensure_directory(Path(output).parent, parents, Path(output))
     with open_source(input) as source, findings_exit():
-        cut = convert_one(source, output, target, from_, out_framing, strict, parents, level)
+        cut = convert_one(source, output, target, from_, out_framing, strict, parents, level, force)
     if cut:
         raise typer.Exit(EXIT_FINDINGS)

@@ -57,7 +57,15 @@ from .common import (
     stdout_binary,
 )
 from .limits import FrameGuard
-from .options import FRAMING_METAVAR, PORT_MAX, PORT_MIN, AsRecordedTarget, SniffedSource, fidelity_option
+from .options import (
+    FRAMING_METAVAR,
+    PORT_MAX,
+    PORT_MIN,
+    AsRecordedTarget,
+    ForceOption,
+    SniffedSource,
+    fidelity_option,
+)
 from .transcripts import detect, open_source
 
 DEFAULT_PORT = 8788  # the proxy (`serve`) takes 8787: a replay can be its upstream
@@ -91,9 +99,9 @@ class Playback:
     failed_status: int | None = None  # a capture of a non-2xx answer is served as recorded
 
 
-def load_recording(arg: str | Path, protocol: str | None, root: Path | None = None) -> Recording:
+def load_recording(arg: str | Path, protocol: str | None, root: Path | None = None, force: bool = False) -> Recording:
     with open_source(arg) as source:
-        detected = detect(source, protocol, "--from", report=False)
+        detected = detect(source, protocol, "--from", report=False, force=force)
         pieces = [piece.raw for piece in cut_frames(source.chunks(), detected.framing)]
     path = Path(source.name)
     keys: tuple[str, ...] = (path.name, path.stem)
@@ -103,14 +111,14 @@ def load_recording(arg: str | Path, protocol: str | None, root: Path | None = No
     return Recording(source.name, keys, detected.codec, detected.framing, source.capture, pieces)
 
 
-def load_recordings(arg: str, protocol: str | None) -> list[Recording]:
+def load_recordings(arg: str, protocol: str | None, force: bool = False) -> list[Recording]:
     path = Path(arg)
     if arg != "-" and path.is_dir():
         files = transcripts_in(path)
         if not files:
             raise UserError(f"{path}: no transcripts in it (*.sse, *.ndjson, *.jsonl, *.http)")
-        return [load_recording(f, protocol, path) for f in files]
-    return [load_recording(arg, protocol)]
+        return [load_recording(f, protocol, path, force) for f in files]
+    return [load_recording(arg, protocol, force=force)]
 
 
 def render(
@@ -494,6 +502,7 @@ def replay_command(
         ),
     ] = None,
     fidelity: Annotated[str | None, fidelity_option("client with --serve, else exact")] = None,
+    force: ForceOption = False,
     verbose: VerboseOption = False,
 ) -> None:
     """Play a transcript to stdout, or serve it as a live backend (--serve)."""
@@ -505,7 +514,8 @@ def replay_command(
     target = resolve_protocol(to, "--to") if to else None
     if target is not None:
         check_framing(target, framing)
-    recordings = load_recordings(file, from_)
+    with findings_exit():
+        recordings = load_recordings(file, from_, force)
     if len(recordings) > 1 and not serve:
         raise UserError(f"{file}: a directory can only be replayed with --serve")
     if target is None and len({r.codec.name for r in recordings}) > 1:

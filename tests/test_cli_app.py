@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import typer.main
 from typer.testing import CliRunner
 
 from streambridge import codecs
@@ -245,3 +246,15 @@ def test_a_reader_that_left_ends_every_command_quietly_with_0(args: tuple[object
     stderr = done.stderr.decode()
     assert done.returncode == 0, stderr
     assert not any(word in stderr for word in ("Traceback", "Exception ignored", "error", "Broken pipe")), stderr
+
+
+def test_the_cli_docs_name_every_option_of_the_file_commands() -> None:
+    """Every option of the commands docs/cli.md documents (serve's are docs/proxy.md's) is named
+    there, by its long or its short name."""
+    doc = (ROOT / "docs" / "cli.md").read_text()
+    group = typer.main.get_command(app)
+    for name in ("convert", "validate", "replay", "record", "diff", "protocols", "inspect", "demo"):
+        for param in group.commands[name].params:  # type: ignore[attr-defined]
+            opts = [o for o in getattr(param, "opts", []) if o.startswith("-")]
+            if opts and "--help" not in opts:
+                assert any(f"`{o}" in doc or f"[{o}" in doc or f" {o} " in doc for o in opts), (name, opts)

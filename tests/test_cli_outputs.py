@@ -69,17 +69,42 @@ def _run(*args: object) -> subprocess.CompletedProcess[bytes]:
     )
 
 
-def test_dev_null_is_written_into_and_stays_a_character_device() -> None:
+def test_a_private_null_device_stays_a_character_device(tmp_path: Path) -> None:
+    """/dev/null's test, first on a node of our own: a regression (run as root, which may make
+    device nodes and replace /dev/null) fails here, not by destroying the system's."""
+    _private_null_survives(tmp_path)
+
+
+def _private_null_survives(tmp_path: Path) -> None:
+    node = tmp_path / "null"
+    try:
+        os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except PermissionError:
+        return  # not root: the system's /dev/null cannot be replaced either
+    done = _run("convert", SOURCE, "--to", "oma", "-o", node)
+    assert done.returncode == 0, done.stderr
+    assert stat.S_ISCHR(os.lstat(node).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["null"]
+
+
+def test_dev_null_is_written_into_and_stays_a_character_device(tmp_path: Path) -> None:
+    _private_null_survives(tmp_path)
     done = _run("convert", SOURCE, "--to", "oma", "-o", os.devnull)
     assert done.returncode == 0, done.stderr
     assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
     assert done.stdout == b""
 
 
-def test_dev_stdout_goes_to_stdout() -> None:
+def test_dev_stdout_goes_to_stdout(tmp_path: Path) -> None:
+    own = tmp_path / "stdout"  # first a link of our own, as /dev/stdout is: a regression fails here
+    own.symlink_to("/proc/self/fd/1")
+    done = _run("convert", SOURCE, "--to", "oma", "-o", own)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == _expected() and own.is_symlink()
     done = _run("convert", SOURCE, "--to", "oma", "-o", "/dev/stdout")
     assert done.returncode == 0, done.stderr
     assert done.stdout == _expected()
+    assert os.path.islink("/dev/stdout")
 
 
 def test_dev_stdout_redirected_to_a_file_fills_that_file(tmp_path: Path) -> None:
@@ -97,3 +122,20 @@ def test_dev_stdout_redirected_to_a_file_fills_that_file(tmp_path: Path) -> None
     assert done.returncode == 0, done.stderr
     assert out.read_bytes() == _expected()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.ndjson"]
+
+
+def test_dev_stdout_appended_to_a_file_keeps_what_was_there(tmp_path: Path) -> None:
+    out = tmp_path / "log.ndjson"
+    out.write_bytes(b"before\n")
+    with open(out, "ab") as file:
+        done = subprocess.run(
+            [sys.executable, "-m", "streambridge", "convert", SOURCE, "--to", "oma", "-o", "/dev/stdout"],
+            env=env(),
+            stdin=subprocess.DEVNULL,
+            stdout=file,
+            stderr=subprocess.PIPE,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes() == b"before\n" + _expected()

@@ -343,12 +343,30 @@ def _writes_through(path: Path) -> bool:
         st = os.stat(path)  # follows symlinks: what a link names decides
     except OSError:
         return False
-    return not stat.S_ISREG(st.st_mode) or os.path.realpath(path).startswith("/proc/")
+    return not stat.S_ISREG(st.st_mode) or _names_a_descriptor(path)
+
+
+def _names_a_descriptor(path: Path) -> bool:
+    """Whether ``path``'s links lead through /proc or /dev/fd (/dev/stdout → /proc/self/fd/1):
+    a name for an open descriptor, which may be a file the shell opened to append to."""
+    name = os.path.abspath(path)
+    for _ in range(40):  # the kernel's own limit on links followed
+        if name.startswith(("/proc/", "/dev/fd/")):
+            return True
+        try:
+            target = os.readlink(name)
+        except OSError:
+            return False
+        name = os.path.normpath(os.path.join(os.path.dirname(name), target))
+    return False
 
 
 def _open_through(path: Path) -> BinaryIO:
+    """Opened to append, never truncated: a device or FIFO has nothing to truncate, and
+    /dev/stdout onto a file is the shell's redirection, which already truncated it (``>``) or
+    asked to add to it (``>>``)."""
     try:
-        return open(path, "wb")
+        return os.fdopen(os.open(path, os.O_WRONLY | os.O_APPEND), "wb")
     except OSError as exc:
         raise _about(path, exc) from None
 

@@ -106,3 +106,13 @@ def test_record_never_repeats_a_header_value(tmp_path: Path) -> None:
         assert "s3cret" not in line
     line = user_error(invoke("record", "http://127.0.0.1:1/x", "-H", "sk-s3cret", "-o", tmp_path / "r.http"))
     assert "s3cret" not in line and "'Name: value'" in line
+
+
+def test_a_failed_answer_contradicts_nothing(tmp_path: Path) -> None:
+    """A non-2xx capture holds an error body, not a stream: decoded as named, never refused."""
+    capture = tmp_path / "failed.http"
+    body = (PLAIN / FILES["agentkit"]).read_bytes()
+    capture.write_bytes(b"HTTP 500\ncontent-type: text/event-stream\n\n" + body)
+    result = invoke("convert", capture, "--from", "nest", "--to", "oma")
+    assert result.exit_code == 0, result.stderr
+    assert "looks like" not in result.stderr

@@ -99,7 +99,10 @@ def refuse_contradiction(source: Source, codec: Codec, option: str) -> None:
 
 def _clearly(source: Source, codec: Codec) -> str | None:
     """The protocol the first frames clearly are (a codec's names or markers, not a shape
-    another may share) when ``codec`` claims none of them, else None."""
+    another may share) when ``codec`` claims none of them, else None. A capture of a failed
+    answer (non-2xx) holds an error body, no stream: it contradicts nothing."""
+    if source.capture is not None and not 200 <= source.capture.status < 300:
+        return None
     while not (source.exhausted or len(source.head) >= transcripts.SNIFF_LIMIT):
         if transcripts.sniff(source.head, source.capture, complete=False) is not None:
             break

@@ -97,7 +97,7 @@ def protocols_command(
     names: Annotated[
         list[str] | None,
         typer.Argument(
-            metavar="[NAME]...",
+            metavar="NAME",
             help="Protocols to show in detail (framings, content types, what travels natively to and from them).",
             autocompletion=complete_protocol,
             show_default=False,

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import typer.main
 from typer.testing import CliRunner
 
 from streambridge import codecs
@@ -19,11 +20,42 @@ from .cli_support import GOLDEN, invoke, user_error, without_reader
 from .corpus import ROOT
 
 
-def test_protocols_lists_codecs_aliases_framings_and_pairs() -> None:
+def test_protocols_lists_one_line_a_protocol() -> None:
     result = invoke("protocols")
     assert result.exit_code == 0
-    for word in ("agentkit", "nest", "oma", "adonis", "ndjson (default)", "application/x-ndjson", "nest → oma"):
+    lines = result.stdout.splitlines()
+    for name in codecs.names():
+        codec = codecs.get(name)
+        (line,) = [line for line in lines if line.split()[:1] == [name]]
+        assert (", ".join(codec.aliases) or "-") in line
+    assert "nest → oma" not in result.stdout and "application/x-ndjson" not in result.stdout
+    assert len(lines) < 3 * len(codecs.names())  # short: the details are asked for by name
+
+
+def test_protocols_names_show_their_details_and_pairs() -> None:
+    result = invoke("protocols", "nest", "oma")
+    assert result.exit_code == 0, result.stderr
+    for word in ("adonis", "ndjson (default)", "application/x-ndjson", "nest → oma", "oma → nest"):
         assert word in result.stdout
+    assert "agentkit" not in result.stdout  # only the pairs between the named
+    one = invoke("protocols", "adonis").stdout  # an alias names its protocol
+    assert "agentkit → nest" in one and "nest → oma" in one and "oma → agentkit" not in one
+
+
+def test_protocols_pairs_is_the_pairs_table_only() -> None:
+    everything = invoke("protocols", "--pairs").stdout
+    assert "oma → agentkit" in everything and "framings" not in everything
+    assert "nest → oma" in invoke("protocols", "nest", "--pairs").stdout
+
+
+def test_protocols_json_of_named_protocols() -> None:
+    data = json.loads(invoke("protocols", "nest", "oma", "--json").stdout)
+    assert [c["name"] for c in data["codecs"]] == ["nest", "oma"]
+    assert {(p["from"], p["to"]) for p in data["pairs"]} == {("nest", "oma"), ("oma", "nest")}
+
+
+def test_protocols_unknown_name_is_a_user_error() -> None:
+    user_error(invoke("protocols", "zzz"), "unknown protocol 'zzz'", "nest")
 
 
 def test_protocols_json_comes_from_the_codec_registry() -> None:
@@ -214,3 +246,15 @@ def test_a_reader_that_left_ends_every_command_quietly_with_0(args: tuple[object
     stderr = done.stderr.decode()
     assert done.returncode == 0, stderr
     assert not any(word in stderr for word in ("Traceback", "Exception ignored", "error", "Broken pipe")), stderr
+
+
+def test_the_cli_docs_name_every_option_of_the_file_commands() -> None:
+    """Every option of the commands docs/cli.md documents (serve's are docs/proxy.md's) is named
+    there, by its long or its short name."""
+    doc = (ROOT / "docs" / "cli.md").read_text()
+    group = typer.main.get_command(app)
+    for name in ("convert", "validate", "replay", "record", "diff", "protocols", "inspect", "demo"):
+        for param in group.commands[name].params:  # type: ignore[attr-defined]
+            opts = [o for o in getattr(param, "opts", []) if o.startswith("-")]
+            if opts and "--help" not in opts:
+                assert any(f"`{o}" in doc or f"[{o}" in doc or f" {o} " in doc for o in opts), (name, opts)

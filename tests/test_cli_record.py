@@ -263,7 +263,7 @@ def test_record_mistakes_are_user_errors(tmp_path: Path) -> None:
     user_error(
         invoke("record", "http://127.0.0.1:1/x", "-d", f"@{tmp_path / 'missing.json'}", "-o", out), "missing.json"
     )
-    user_error(invoke("record", "http://127.0.0.1:1/x", "-H", "no-colon", "-o", out), "--header", "NAME: VALUE")
+    user_error(invoke("record", "http://127.0.0.1:1/x", "-H", "no-colon", "-o", out), "--header", "'Name: value'")
     user_error(invoke("record", "http://127.0.0.1:1/x", "-p", "zzz", "-o", out), "--protocol")
     user_error(invoke("record", f"http://127.0.0.1:{_closed_port()}/agent/chat", "-o", out), "127.0.0.1")
     user_error(invoke("record", "not a url", "-o", out), "not a url")

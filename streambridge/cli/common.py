@@ -39,6 +39,7 @@ __all__ = [
     "FRAMING_SUFFIX",
     "PREFIX",
     "DataConsole",
+    "InputFinding",
     "ProgressBar",
     "UserError",
     "VerboseOption",
@@ -50,6 +51,7 @@ __all__ = [
     "detail",
     "ensure_directory",
     "file_identity",
+    "findings_exit",
     "is_stdio",
     "note",
     "one_line",
@@ -81,6 +83,25 @@ class UserError(Exception):
         super().__init__(message)
         self.message = message
         self.detail = detail
+
+
+class InputFinding(Exception):
+    """What the input itself rules out (an empty file, a frame the target cannot carry): one
+    line on stderr and exit code 1, as findings are (see :func:`findings_exit`)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@contextlib.contextmanager
+def findings_exit() -> Iterator[None]:
+    """An :class:`InputFinding` raised inside as its error line and exit code 1."""
+    try:
+        yield
+    except InputFinding as exc:
+        print_error(exc.message)
+        raise typer.Exit(EXIT_FINDINGS) from None
 
 
 class _State:
@@ -271,14 +292,21 @@ def ensure_directory(directory: Path, parents: bool, target: Path) -> None:
 
 @contextlib.contextmanager
 def open_output(target: str | Path | None, parents: bool = False) -> Iterator[BinaryIO]:
-    """stdout for ``None``/``-``; otherwise a file written beside its final name and moved into
-    place only when the command succeeds, so a failed run never leaves half a transcript."""
+    """stdout for ``None``/``-``; a regular file (or a new one) written beside its final name and
+    moved into place only when the command succeeds, so a failed run never leaves half a
+    transcript; a symlink's target replaced the same way (the link stays a link); anything else
+    (a device, a FIFO, /dev/stdout) written through, never replaced."""
     if target is None or is_stdio(target):
         out = stdout_binary()
         yield out
         out.flush()
         return
     path = Path(target)
+    if _writes_through(path):
+        with _open_through(path) as through:
+            yield through
+        return
+    path = Path(os.path.realpath(path))  # a symlink stays one: its target is replaced
     ensure_directory(path.parent, parents, path)
     tmp, out = _part_beside(path)
     try:
@@ -292,6 +320,43 @@ def open_output(target: str | Path | None, parents: bool = False) -> Iterator[Bi
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _writes_through(path: Path) -> bool:
+    """Whether ``-o path`` is written into rather than replaced: anything that exists and is not
+    a regular file (a device such as /dev/null, a FIFO, a socket), and a name for one of our
+    own descriptors (/dev/stdout, /dev/fd/N), whose replacement would not be what the caller
+    reads. Only a regular file (or a new one) gets the atomic replace."""
+    try:
+        st = os.stat(path)  # follows symlinks: what a link names decides
+    except OSError:
+        return False
+    return not stat.S_ISREG(st.st_mode) or _names_a_descriptor(path)
+
+
+def _names_a_descriptor(path: Path) -> bool:
+    """Whether ``path``'s links lead through /proc or /dev/fd (/dev/stdout → /proc/self/fd/1):
+    a name for an open descriptor, which may be a file the shell opened to append to."""
+    name = os.path.abspath(path)
+    for _ in range(40):  # the kernel's own limit on links followed
+        if name.startswith(("/proc/", "/dev/fd/")):
+            return True
+        try:
+            target = os.readlink(name)
+        except OSError:
+            return False
+        name = os.path.normpath(os.path.join(os.path.dirname(name), target))
+    return False
+
+
+def _open_through(path: Path) -> BinaryIO:
+    """Opened to append, never truncated: a device or FIFO has nothing to truncate, and
+    /dev/stdout onto a file is the shell's redirection, which already truncated it (``>``) or
+    asked to add to it (``>>``)."""
+    try:
+        return os.fdopen(os.open(path, os.O_WRONLY | os.O_APPEND), "wb")
+    except OSError as exc:
+        raise _about(path, exc) from None
 
 
 def _part_beside(path: Path) -> tuple[Path, BinaryIO]:

@@ -20,6 +20,7 @@ from .common import (
     EXIT_FINDINGS,
     EXIT_USAGE,
     FRAMING_SUFFIX,
+    InputFinding,
     UserError,
     VerboseOption,
     Warnings,
@@ -29,6 +30,7 @@ from .common import (
     complete_protocol,
     ensure_directory,
     file_identity,
+    findings_exit,
     is_stdio,
     note,
     open_output,
@@ -41,7 +43,8 @@ from .common import (
     stream_error,
     warn,
 )
-from .options import FRAMING_METAVAR, fidelity_option, protocol_help
+from .limits import FrameGuard
+from .options import FRAMING_METAVAR, ForceOption, fidelity_option, protocol_help
 from .transcripts import detect, open_source, reading
 
 __all__ = [
@@ -57,19 +60,32 @@ __all__ = [
 ]
 
 
-def pump(source: Source, translator: Translator, out: BinaryIO, live: bool, warnings: Warnings | None = None) -> None:
+def pump(
+    source: Source,
+    translator: Translator,
+    out: BinaryIO,
+    live: bool,
+    warnings: Warnings | None = None,
+    guard: FrameGuard | None = None,
+) -> None:
     """Every received chunk translated and written at once (flushed when someone reads live);
-    the core's diagnostics go to ``warnings`` as they come."""
+    the core's diagnostics go to ``warnings`` as they come; ``guard`` refuses a frame over the
+    size limit before it is written."""
     warnings = warnings or Warnings(source.name, source.body_offset)
     with reading(source, streams_stdout=live) as chunks:
         for chunk in chunks:
             data = translator.feed(chunk)
             warnings.take(translator)
             if data:
+                if guard is not None:
+                    guard.check(data)
                 out.write(data)
                 if live:
                     out.flush()
-        out.write(translator.close())
+        data = translator.close()
+        if guard is not None:
+            guard.check(data)
+        out.write(data)
         warnings.take(translator)
 
 
@@ -82,9 +98,10 @@ def convert_one(
     strict: bool,
     parents: bool,
     fidelity: Fidelity = "exact",
+    force: bool = False,
 ) -> int:
     """Convert one input; how many frames were over the size limit (forwarded cut short)."""
-    detected = detect(source, from_)
+    detected = detect(source, from_, force=force)
     translator = Translator(
         detected.codec.name,
         target.name,
@@ -97,7 +114,7 @@ def convert_one(
     warnings = Warnings(source.name, source.body_offset)
     try:
         with open_output(output, parents) as out:
-            pump(source, translator, out, live, warnings)
+            pump(source, translator, out, live, warnings, FrameGuard(source.name, target.name, framing))
     except StreamError as exc:
         raise stream_error(source.name, exc, source.body_offset) from None
     warnings.summary()
@@ -160,6 +177,7 @@ def convert_directory(
     strict: bool,
     parents: bool,
     fidelity: Fidelity = "exact",
+    force: bool = False,
 ) -> None:
     if output is None or output == "-":
         raise UserError(f"{directory}: converting a directory needs -o DIRECTORY")
@@ -170,7 +188,12 @@ def convert_directory(
     for src, dest in plan.items():
         try:
             with open_source(src) as source:
-                cut += convert_one(source, dest, target, from_, framing, strict, True, fidelity)  # below -o: ours
+                cut += convert_one(
+                    source, dest, target, from_, framing, strict, True, fidelity, force
+                )  # below -o: ours
+        except InputFinding as exc:
+            cut += 1
+            print_error(exc.message)
         except (UserError, OSError) as exc:
             failed += 1
             print_error(exc.message if isinstance(exc, UserError) else _os_message(exc, src))
@@ -237,6 +260,7 @@ def convert_command(
     ] = False,
     parents: Annotated[bool, typer.Option("--parents", help="Create -o's missing directories.")] = False,
     fidelity: Annotated[str | None, fidelity_option("exact")] = None,
+    force: ForceOption = False,
     verbose: VerboseOption = False,
 ) -> None:
     """Convert a transcript from one protocol into another (streaming, constant memory)."""
@@ -251,7 +275,7 @@ def convert_command(
         resolve_protocol(from_, "--from")
     path = Path(input)
     if input != "-" and path.is_dir():
-        convert_directory(path, output, target, from_, out_framing, strict, parents, level)
+        convert_directory(path, output, target, from_, out_framing, strict, parents, level, force)
         return
     if output is not None and output != "-" and Path(output).is_dir():
         stem = "stdin" if input == "-" else path.stem
@@ -259,7 +283,7 @@ def convert_command(
     refuse_same_file(input, output)
     if output is not None and not is_stdio(output):
         ensure_directory(Path(output).parent, parents, Path(output))
-    with open_source(input) as source:
-        cut = convert_one(source, output, target, from_, out_framing, strict, parents, level)
+    with open_source(input) as source, findings_exit():
+        cut = convert_one(source, output, target, from_, out_framing, strict, parents, level, force)
     if cut:
         raise typer.Exit(EXIT_FINDINGS)

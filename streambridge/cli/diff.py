@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from ..codecs import Codec
 from ..diff import DEFAULT_MAX, DiffInputError, diff_files
 from ..transcripts import Source
 from .common import (
@@ -24,8 +25,8 @@ from .common import (
     resolve_protocol,
     set_verbose,
 )
-from .options import protocol_help
-from .transcripts import refuse_directory, user_error
+from .options import ForceOption, protocol_help
+from .transcripts import open_source, refuse_contradiction, refuse_directory, user_error
 
 __all__ = ["diff_command", "progress_for"]
 
@@ -41,6 +42,14 @@ def progress_for(sources: Sequence[Source], description: str) -> Iterator[Callab
         return
     with ProgressBar(description, sum(s.size or 0 for s in sources)) as bar:
         yield lambda: bar.update(sum(s.consumed for s in sources))
+
+
+def _refuse_contradictions(args: tuple[str, str], named: tuple[Codec | None, Codec | None]) -> None:
+    """A protocol named for a file its bytes clearly contradict (stdin is read once: the diff's)."""
+    for arg, codec, option in zip(args, named, _OPTIONS, strict=True):
+        if codec is not None and arg != "-":
+            with open_source(arg) as source:
+                refuse_contradiction(source, codec, option)
 
 
 def diff_command(
@@ -70,6 +79,7 @@ def diff_command(
     limit: Annotated[
         int, typer.Option("--max", metavar="N", min=1, help="Stop after this many differences (1 or more).")
     ] = DEFAULT_MAX,
+    force: ForceOption = False,
     verbose: VerboseOption = False,
 ) -> None:
     """Compare two transcripts by meaning (even across protocols); exit 1 when they differ."""
@@ -80,6 +90,8 @@ def diff_command(
         refuse_directory(arg)
     codec_a = None if protocol_a is None else resolve_protocol(protocol_a, _OPTIONS[0])
     codec_b = None if protocol_b is None else resolve_protocol(protocol_b, _OPTIONS[1])
+    if not force:
+        _refuse_contradictions((a, b), (codec_a, codec_b))
     try:
         result = diff_files(a, b, codec_a, codec_b, exact_ids=exact_ids, limit=limit, progress=progress_for)
     except DiffInputError as exc:

@@ -19,6 +19,7 @@ __all__ = [
     "PROTOCOL_CHOICES",
     "PROTOCOL_NAMES",
     "AsRecordedTarget",
+    "ForceOption",
     "SniffedSource",
     "complete_fidelity",
     "examples",
@@ -73,6 +74,11 @@ AsRecordedTarget = Annotated[
         help=protocol_help("Translate to this protocol (default: as recorded)."),
         autocompletion=complete_protocol,
     ),
+]
+#: ``--force``: decode as the protocol named even when the bytes clearly are another
+ForceOption = Annotated[
+    bool,
+    typer.Option("--force", help="Decode as the protocol named even when the first frames clearly are another one."),
 ]
 #: ``--from`` of the commands that read one recording (replay, inspect)
 SniffedSource = Annotated[

@@ -15,7 +15,7 @@ from rich.table import Table
 
 from .. import codecs
 from ..codecs import Codec
-from .common import DataConsole, VerboseOption, set_verbose
+from .common import DataConsole, VerboseOption, complete_protocol, resolve_protocol, set_verbose
 
 __all__ = ["pair_mapping", "protocols_command", "protocols_data"]
 
@@ -30,8 +30,10 @@ def pair_mapping(source: Codec, target: Codec) -> dict[str, list[str]]:
     }
 
 
-def protocols_data() -> dict[str, object]:
+def protocols_data(names: list[str] | None = None) -> dict[str, object]:
+    """The codecs named (all when ``names`` is None) and the translation pairs among them."""
     all_codecs = [codecs.get(name) for name in codecs.names()]
+    chosen = all_codecs if names is None else [codecs.get(name) for name in names]
     return {
         "codecs": [
             {
@@ -43,12 +45,22 @@ def protocols_data() -> dict[str, object]:
                 "content_types": dict(c.content_types),
                 "native": sorted(c.native),
             }
-            for c in all_codecs
+            for c in chosen
         ],
         "pairs": [
-            {"from": a.name, "to": b.name, **pair_mapping(a, b)} for a in all_codecs for b in all_codecs if a is not b
+            {"from": a.name, "to": b.name, **pair_mapping(a, b)}
+            for a in all_codecs
+            for b in all_codecs
+            if a is not b and _shown_pair(a, b, chosen)
         ],
     }
+
+
+def _shown_pair(a: Codec, b: Codec, chosen: list[Codec]) -> bool:
+    """One protocol named: its pairs both ways; several (or all): the pairs among them."""
+    if len(chosen) == 1:
+        return chosen[0] in (a, b)
+    return a in chosen and b in chosen
 
 
 def _codec_table(data: dict) -> Table:
@@ -72,19 +84,49 @@ def _pair_table(data: dict) -> Table:
     return table
 
 
+def _summary_table(data: dict) -> Table:
+    table = Table(box=None, pad_edge=False, show_header=True)
+    for column in ("protocol", "aliases", "what it is"):
+        table.add_column(column, overflow="fold")
+    for c in data["codecs"]:
+        table.add_row(c["name"], ", ".join(c["aliases"]) or "-", c["title"])
+    return table
+
+
 def protocols_command(
-    json_output: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
+    names: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="NAME",
+            help="Protocols to show in detail (framings, content types, what travels natively to and from them).",
+            autocompletion=complete_protocol,
+            show_default=False,
+        ),
+    ] = None,
+    pairs: Annotated[
+        bool, typer.Option("--pairs", help="Only the translation pairs table (of the NAMEs given, else all).")
+    ] = False,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print it as JSON (every protocol and pair unless NAMEs).")
+    ] = False,
     verbose: VerboseOption = False,
 ) -> None:
-    """List the protocols (aliases, framings) and, per pair, what travels natively."""
+    """List the protocols, one line each; NAME shows one in detail, --pairs what travels natively."""
     set_verbose(verbose)
-    data = protocols_data()
+    chosen = [resolve_protocol(name, "protocols").name for name in names] if names else None
+    data = protocols_data(list(dict.fromkeys(chosen)) if chosen else None)
     if json_output:
         typer.echo(msgspec.json.encode(data).decode())
         return
     console = DataConsole()
-    console.print(_codec_table(data))
-    console.print(_pair_table(data))
-    console.print(
-        "Every event type has a place: what B cannot say natively rides in B's data parts and comes back exact."
-    )
+    if pairs:
+        console.print(_pair_table(data))
+    elif chosen:
+        console.print(_codec_table(data))
+        console.print(_pair_table(data))
+        console.print(
+            "What B cannot say natively rides in B's data parts and comes back exact (--pairs: the pairs only)."
+        )
+    else:
+        console.print(_summary_table(data))
+        console.print("streambridge protocols NAME… shows framings and what travels natively; --pairs every pair.")

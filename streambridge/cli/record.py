@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, BinaryIO
+from urllib.parse import urlsplit
 
 import aiohttp
 import msgspec
@@ -47,6 +49,7 @@ __all__ = [
     "CAPTURE_HEADERS",
     "Recorded",
     "TerminalWatcher",
+    "check_url",
     "load_data",
     "parse_headers",
     "record",
@@ -209,14 +212,33 @@ async def _copy_body(
     return size, "end"
 
 
+#: a header name followed by something else (a value is never quoted back: it may be a secret)
+_HEADER_NAME = re.compile(r"\s*([A-Za-z0-9!#$%&'*+.^_`|~-]+)[\s=]+\S")
+
+
 def parse_headers(values: list[str]) -> dict[str, str]:
+    """``-H 'Name: value'`` pairs. A malformed one is named by its first word only: a header's
+    value may be a credential, and an error line ends up in logs and screenshots."""
     headers: dict[str, str] = {}
     for value in values:
         name, colon, content = value.partition(":")
         if not colon or not name.strip():
-            raise UserError(f"--header {value!r}: expected NAME: VALUE")
+            named = _HEADER_NAME.match(value)
+            which = f"{named.group(1)!r} " if named else ""
+            raise UserError(f"--header {which}is not in the form 'Name: value' (a colon after the header name)")
         headers[name.strip()] = content.strip()
     return headers
+
+
+def check_url(url: str) -> None:
+    """A URL without its scheme (``localhost:8788/agent/chat``) is the usual slip: said as such,
+    with the URL it probably meant."""
+    parsed = urlsplit(url)
+    if parsed.scheme in ("http", "https") and parsed.netloc:
+        return
+    if "://" not in url and not any(c.isspace() for c in url) and urlsplit(f"http://{url}").hostname:
+        raise UserError(f"{url}: no scheme (did you mean http://{url}?)")
+    raise UserError(f"{url}: not an http:// or https:// URL")
 
 
 def load_data(data: str) -> bytes:
@@ -317,6 +339,7 @@ def record_command(
 ) -> None:
     """Record a live stream verbatim (status, headers, exact body) until its terminal event."""
     set_verbose(verbose)
+    check_url(url)
     codec = resolve_protocol(protocol, "--protocol") if protocol else None
     body = load_data(data) if data is not None else None
     headers = _request_headers(header, body is not None)

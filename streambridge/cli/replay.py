@@ -50,12 +50,22 @@ from .common import (
     check_fidelity,
     check_framing,
     complete_framing,
+    findings_exit,
     note,
     resolve_protocol,
     set_verbose,
     stdout_binary,
 )
-from .options import FRAMING_METAVAR, PORT_MAX, PORT_MIN, AsRecordedTarget, SniffedSource, fidelity_option
+from .limits import FrameGuard
+from .options import (
+    FRAMING_METAVAR,
+    PORT_MAX,
+    PORT_MIN,
+    AsRecordedTarget,
+    ForceOption,
+    SniffedSource,
+    fidelity_option,
+)
 from .transcripts import detect, open_source
 
 DEFAULT_PORT = 8788  # the proxy (`serve`) takes 8787: a replay can be its upstream
@@ -89,9 +99,9 @@ class Playback:
     failed_status: int | None = None  # a capture of a non-2xx answer is served as recorded
 
 
-def load_recording(arg: str | Path, protocol: str | None, root: Path | None = None) -> Recording:
+def load_recording(arg: str | Path, protocol: str | None, root: Path | None = None, force: bool = False) -> Recording:
     with open_source(arg) as source:
-        detected = detect(source, protocol, "--from", report=False)
+        detected = detect(source, protocol, "--from", report=False, force=force)
         pieces = [piece.raw for piece in cut_frames(source.chunks(), detected.framing)]
     path = Path(source.name)
     keys: tuple[str, ...] = (path.name, path.stem)
@@ -101,14 +111,14 @@ def load_recording(arg: str | Path, protocol: str | None, root: Path | None = No
     return Recording(source.name, keys, detected.codec, detected.framing, source.capture, pieces)
 
 
-def load_recordings(arg: str, protocol: str | None) -> list[Recording]:
+def load_recordings(arg: str, protocol: str | None, force: bool = False) -> list[Recording]:
     path = Path(arg)
     if arg != "-" and path.is_dir():
         files = transcripts_in(path)
         if not files:
             raise UserError(f"{path}: no transcripts in it (*.sse, *.ndjson, *.jsonl, *.http)")
-        return [load_recording(f, protocol, path) for f in files]
-    return [load_recording(arg, protocol)]
+        return [load_recording(f, protocol, path, force) for f in files]
+    return [load_recording(arg, protocol, force=force)]
 
 
 def render(
@@ -134,6 +144,9 @@ def render(
         chunks = [translator.feed(piece) for piece in recording.pieces]
         chunks.append(translator.close())
         warnings.take(translator)
+        guard = FrameGuard(recording.name, codec.name, out_framing)
+        for chunk in chunks:
+            guard.check(chunk)
     playback = Playback(recording, codec, out_framing, [c for c in chunks if c])
     runs = codec.http.runs
     if runs is not None and playback.chunks:  # the ids its run start announces, for the headers
@@ -489,6 +502,7 @@ def replay_command(
         ),
     ] = None,
     fidelity: Annotated[str | None, fidelity_option("client with --serve, else exact")] = None,
+    force: ForceOption = False,
     verbose: VerboseOption = False,
 ) -> None:
     """Play a transcript to stdout, or serve it as a live backend (--serve)."""
@@ -500,7 +514,8 @@ def replay_command(
     target = resolve_protocol(to, "--to") if to else None
     if target is not None:
         check_framing(target, framing)
-    recordings = load_recordings(file, from_)
+    with findings_exit():
+        recordings = load_recordings(file, from_, force)
     if len(recordings) > 1 and not serve:
         raise UserError(f"{file}: a directory can only be replayed with --serve")
     if target is None and len({r.codec.name for r in recordings}) > 1:
@@ -508,7 +523,8 @@ def replay_command(
         raise UserError(f"{file}: the transcripts are in several protocols ({kinds}); pick one with --to")
     out_framing = check_framing(target or recordings[0].codec, framing) if framing else None
     level = check_fidelity(fidelity, "client" if serve else "exact")  # served: a live client's stream
-    playbacks = [render(r, target, out_framing, level) for r in recordings]
+    with findings_exit():
+        playbacks = [render(r, target, out_framing, level) for r in recordings]
     delays = [frame_delay(p, delay_ms, realtime) for p in playbacks]
     if not serve:
         _play(playbacks[0], delays[0])

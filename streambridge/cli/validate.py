@@ -14,8 +14,8 @@ import msgspec
 import typer
 
 from ..validate import Report, Validator, all_rules
-from .common import EXIT_FINDINGS, VerboseOption, complete_protocol, set_verbose
-from .options import protocol_help
+from .common import EXIT_FINDINGS, VerboseOption, complete_protocol, findings_exit, set_verbose
+from .options import ForceOption, protocol_help
 from .transcripts import detect, open_source, reading
 
 __all__ = ["complete_rule", "known_rules", "validate_command"]
@@ -70,12 +70,13 @@ def validate_command(
             help="A rule id to skip, e.g. SB006 (repeatable; see docs/cli.md for the rules).",
         ),
     ] = None,
+    force: ForceOption = False,
     verbose: VerboseOption = False,
 ) -> None:
     """Check a transcript against its protocol's rules; exit 1 when there are findings."""
     set_verbose(verbose)
-    with open_source(file) as source:
-        detected = detect(source, protocol, "--protocol", report=False)
+    with open_source(file) as source, findings_exit():
+        detected = detect(source, protocol, "--protocol", report=False, force=force)
         validator = Validator(detected.codec, detected.framing, source.capture, source.body_offset)
         with reading(source) as chunks:
             validator.run(chunks)

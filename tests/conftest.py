@@ -1,4 +1,4 @@
-"""Fixtures: one test per golden scenario."""
+"""Fixtures: one test per golden scenario; the grouping that lets the suite run on xdist workers."""
 
 from __future__ import annotations
 
@@ -34,3 +34,16 @@ def pytest_configure(config: pytest.Config) -> None:
     elif os.environ.get("CI") == "true":
         settings.load_profile("ci")
         core.global_force_seed = 0
+
+
+#: fixtures that start an outside process: the tests using one run on one worker, in turn
+#: (``--dist loadgroup``), so two of them never race for a free port or the machine's memory
+SHARED_TOOLS = ("redis_server", "browser")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Group every test that starts Redis or Chromium, in any test file (no file needs a mark)."""
+    for item in items:
+        used = [name for name in SHARED_TOOLS if name in getattr(item, "fixturenames", ())]
+        if used:
+            item.add_marker(pytest.mark.xdist_group(used[0]))

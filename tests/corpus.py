@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -163,10 +163,3 @@ class Findings:
             pytest.fail(f"{self.law}: no case was checked")
         if self.failures:
             pytest.fail(self.report(), pytrace=False)
-
-
-def walk(findings: Findings, cases: Sequence[tuple[str, Callable[[], None]]]) -> None:
-    """Run every case under ``findings`` (a case is a name and a check)."""
-    for name, check in cases:
-        with findings.case(name):
-            check()

@@ -45,6 +45,14 @@ def golden_name(scenario: str, codec: str) -> str:
     return f"{scenario}/{FILES[codec]}"
 
 
+def frame_groups(data: bytes, framing: str, size: int) -> list[bytes]:
+    """Whole frames, ``size`` to a chunk: every chunk reaches a decoder's hot path afresh (a
+    stream in one chunk gives it nothing after its run start, which waits for the frame after it)."""
+    end = b"\n\n" if framing == "sse" else b"\n"
+    frames = [frame + end for frame in data.split(end) if frame]
+    return [b"".join(frames[i : i + size]) for i in range(0, len(frames), size)]
+
+
 def capture_body(path: Path) -> bytes:
     """The body of a capture file: everything after the first empty line."""
     raw = path.read_bytes()

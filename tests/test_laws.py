@@ -47,6 +47,7 @@ from .corpus import (
     convert,
     decode,
     encode,
+    frame_groups,
     golden,
     golden_name,
     same,
@@ -322,22 +323,32 @@ def _first_frame_apart(data: bytes, framing: str) -> list[bytes]:
 
 
 def check_hot_path(codec: str) -> Findings:
+    """The hot path decodes what the full path decodes, and a translation's text runs write what
+    event-by-event encoding writes, whatever reads the frames come in: the first frame apart
+    (the rest reaches the hot path as long runs of plain frames), a frame a read, four a read
+    (each read reaches it afresh; this took in test_part_fast_path's frame-by-frame cases)."""
     findings = Findings(f"hot path of {codec}")
     for scenario in SCENARIOS:
         for framing in ("sse", "ndjson"):
-            with findings.case(f"{golden_name(scenario, codec)} as {framing}"):
-                data = encode(codec, list(CORPUS.events(scenario, codec)), framing=framing)
-                full = get(codec).decoder(framing, hot_path=False)  # type: ignore[arg-type]  # every frame the full way
-                expected = full.feed(data) + full.close()
-                hot = get(codec).decoder(framing)  # type: ignore[arg-type]
-                events: list[Event] = []
-                for chunk in _first_frame_apart(data, framing):
-                    hot.feed(chunk, events)
-                same(canonical(hot.close(events)), canonical(expected), "decoded")
-                pieces = _first_frame_apart(data, framing)
-                for target in CODECS:  # and a translation's text runs write what event-by-event encoding writes
-                    translated = b"".join(translate(pieces, source=codec, target=target, source_framing=framing))
-                    same(translated, encode(target, expected), f"→ {target}")
+            data = encode(codec, list(CORPUS.events(scenario, codec)), framing=framing)
+            full = get(codec).decoder(framing, hot_path=False)  # type: ignore[arg-type]  # every frame the full way
+            expected = full.feed(data) + full.close()
+            written = {target: encode(target, expected) for target in CODECS}
+            reads = {
+                "first frame apart": _first_frame_apart(data, framing),
+                "a frame a read": frame_groups(data, framing, 1),
+                "four frames a read": frame_groups(data, framing, 4),
+            }
+            for name, chunks in reads.items():
+                with findings.case(f"{golden_name(scenario, codec)} as {framing}, {name}"):
+                    hot = get(codec).decoder(framing)  # type: ignore[arg-type]
+                    events: list[Event] = []
+                    for chunk in chunks:
+                        hot.feed(chunk, events)
+                    same(canonical(hot.close(events)), canonical(expected), "decoded")
+                    for target in CODECS:
+                        translated = b"".join(translate(chunks, source=codec, target=target, source_framing=framing))
+                        same(translated, written[target], f"→ {target}")
     return findings
 
 

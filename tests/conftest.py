@@ -41,9 +41,30 @@ def pytest_configure(config: pytest.Config) -> None:
 SHARED_TOOLS = ("redis_server", "browser")
 
 
+def _group(item: pytest.Item) -> str | None:
+    """Where a test must run with others: with the tests that start the same outside tool, or
+    with the tests sharing a module- or session-scoped fixture of this suite (a Node.js batch
+    run, a server), which every worker would otherwise build again for itself."""
+    names = getattr(item, "fixturenames", ())
+    for tool in SHARED_TOOLS:
+        if tool in names:
+            return tool
+    info = getattr(item, "_fixtureinfo", None)
+    for name in names:
+        defs = info.name2fixturedefs.get(name) if info is not None else None
+        fixture = defs[-1] if defs else None
+        if (
+            fixture is not None
+            and fixture.scope in ("module", "session")
+            and fixture.func.__module__.startswith("tests")
+        ):
+            return fixture.func.__module__
+    return None
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Group every test that starts Redis or Chromium, in any test file (no file needs a mark)."""
+    """Group tests on xdist workers by what they share, in any test file (no file needs a mark)."""
     for item in items:
-        used = [name for name in SHARED_TOOLS if name in getattr(item, "fixturenames", ())]
-        if used:
-            item.add_marker(pytest.mark.xdist_group(used[0]))
+        group = _group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))

@@ -62,6 +62,7 @@ def _group(item: pytest.Item) -> str | None:
     return None
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Group tests on xdist workers by what they share, in any test file (no file needs a mark)."""
     for item in items:

@@ -1,4 +1,4 @@
-"""Fixtures: one test per golden scenario."""
+"""Fixtures: one test per golden scenario; the grouping that lets the suite run on xdist workers."""
 
 from __future__ import annotations
 
@@ -34,3 +34,38 @@ def pytest_configure(config: pytest.Config) -> None:
     elif os.environ.get("CI") == "true":
         settings.load_profile("ci")
         core.global_force_seed = 0
+
+
+#: fixtures that start an outside process: the tests using one run on one worker, in turn
+#: (``--dist loadgroup``), so two of them never race for a free port or the machine's memory
+SHARED_TOOLS = ("redis_server", "browser")
+
+
+def _group(item: pytest.Item) -> str | None:
+    """Where a test must run with others: with the tests that start the same outside tool, or
+    with the tests sharing a module- or session-scoped fixture of this suite (a Node.js batch
+    run, a server), which every worker would otherwise build again for itself."""
+    names = getattr(item, "fixturenames", ())
+    for tool in SHARED_TOOLS:
+        if tool in names:
+            return tool
+    info = getattr(item, "_fixtureinfo", None)
+    for name in names:
+        defs = info.name2fixturedefs.get(name) if info is not None else None
+        fixture = defs[-1] if defs else None
+        if (
+            fixture is not None
+            and fixture.scope in ("module", "session")
+            and fixture.func.__module__.startswith("tests")
+        ):
+            return fixture.func.__module__
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Group tests on xdist workers by what they share, in any test file (no file needs a mark)."""
+    for item in items:
+        group = _group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))

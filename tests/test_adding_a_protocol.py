@@ -20,7 +20,7 @@ from streambridge.cli import replay
 from streambridge.events import Event, Terminal, TextDelta
 
 from .cli_support import invoke
-from .corpus import CODECS, ROOT, SCENARIOS, canonical, convert, decode, encode, golden
+from .corpus import CODECS, ROOT, SCENARIOS, Findings, canonical, convert, decode, encode, golden, golden_name
 from .protocols import lines
 from .proxy_support import Upstream, proxy_config, start_proxy, stream_app, url_of
 from .test_laws import assert_well_ordered
@@ -41,9 +41,17 @@ def registered() -> Iterator[None]:
 # -- the laws --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS)
 @pytest.mark.parametrize("source", CODECS)
-def test_every_golden_crosses_the_new_protocol_and_comes_back(scenario: str, source: str) -> None:
+def test_every_golden_crosses_the_new_protocol_and_comes_back(source: str) -> None:
+    """One test per source walks every golden, failing once naming each failing file."""
+    findings = Findings(f"goldens of {source} through {NEW}")
+    for scenario in SCENARIOS:
+        with findings.case(golden_name(scenario, source)):
+            _check_crosses_the_new_protocol(scenario, source)
+    findings.check()
+
+
+def _check_crosses_the_new_protocol(scenario: str, source: str) -> None:
     data = golden(scenario, source)
     there = convert(source, NEW, data)
     assert canonical(decode(source, convert(NEW, source, there))) == canonical(decode(source, data))

@@ -42,7 +42,7 @@ from streambridge.events import (
 )
 
 from .cli_support import invoke
-from .corpus import CODECS, SCENARIOS, canonical, convert, decode, encode, golden
+from .corpus import CODECS, CORPUS, SCENARIOS, Findings, canonical, convert, decode, encode, golden, golden_name
 
 
 def sse(*events: dict[str, Any]) -> bytes:
@@ -116,9 +116,13 @@ RUN_FINISHED = {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"}
 
 
 @pytest.mark.parametrize("source", CODECS)
-@pytest.mark.parametrize("scenario", SCENARIOS)
-def test_every_golden_in_ag_ui_passes_verify_events(scenario: str, source: str) -> None:
-    verify_events(convert(source, "ag-ui", golden(scenario, source)))
+def test_every_golden_in_ag_ui_passes_verify_events(source: str) -> None:
+    """One test per source walks every golden, failing once naming each failing file."""
+    findings = Findings(f"goldens of {source} in ag-ui pass verify_events")
+    for scenario in SCENARIOS:
+        with findings.case(golden_name(scenario, source)):
+            verify_events(CORPUS.converted(scenario, source, "ag-ui"))
+    findings.check()
 
 
 def test_a_source_without_a_run_start_gets_one_with_derived_ids_first() -> None:

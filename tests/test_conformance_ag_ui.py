@@ -37,7 +37,7 @@ from streambridge.codecs.terminals import DEFAULT_MESSAGES
 from streambridge.events import UNSET, Event, ReasoningDelta, Terminal, TextDelta
 
 from .agui_models import problems, producer_streams, sse_payloads
-from .corpus import CODECS, GOLDEN, SCENARIOS, canonical, convert, decode, encode, golden
+from .corpus import CODECS, CORPUS, GOLDEN, SCENARIOS, Findings, canonical, convert, decode, encode, golden, golden_name
 from .test_laws import project
 from .tools import CONFORMANCE, conformance_node
 
@@ -218,13 +218,16 @@ def test_every_ag_ui_golden_passes_the_real_sdks(path: Path, golden_results: dic
     assert_shows(result, decode(AG_UI, body), truncated=path.parent.name == "truncated")
 
 
-@pytest.mark.parametrize(("scenario", "source"), TRANSLATED, ids=["-".join(c) for c in TRANSLATED])
-def test_every_golden_translated_to_ag_ui_passes_the_real_sdks(
-    scenario: str, source: str, golden_results: dict
-) -> None:
-    body, result = golden_results[f"{scenario}/{source}"]
-    assert_accepted(result, body, unknown_members=scenario in UNKNOWN_MEMBERS)
-    assert_shows(result, decode(source, golden(scenario, source)))
+@pytest.mark.parametrize("source", SOURCES)
+def test_every_golden_translated_to_ag_ui_passes_the_real_sdks(source: str, golden_results: dict) -> None:
+    """One test per source walks every golden, failing once naming each failing file."""
+    findings = Findings(f"goldens of {source} translated to ag-ui, through the real SDKs")
+    for scenario in SCENARIOS:
+        with findings.case(golden_name(scenario, source)):
+            body, result = golden_results[f"{scenario}/{source}"]
+            assert_accepted(result, body, unknown_members=scenario in UNKNOWN_MEMBERS)
+            assert_shows(result, list(CORPUS.events(scenario, source)))
+    findings.check()
 
 
 # -- real producer output --------------------------------------------------------------------

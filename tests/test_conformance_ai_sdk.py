@@ -50,7 +50,7 @@ from streambridge.events import (
     ToolOutput,
 )
 
-from .corpus import CODECS, SCENARIOS, canonical, convert, decode, encode, golden
+from .corpus import CODECS, CORPUS, SCENARIOS, Findings, canonical, convert, decode, encode, golden, golden_name
 from .tools import CONFORMANCE, conformance_node
 
 CHECK = CONFORMANCE / "ai-sdk-check.mjs"
@@ -307,14 +307,18 @@ def golden_results(ai_sdk_client: Harness) -> dict[tuple[str, str, str], tuple[b
     }
 
 
-@pytest.mark.parametrize(("scenario", "source", "profile"), GOLDEN_CASES, ids=["-".join(c) for c in GOLDEN_CASES])
-def test_every_golden_translated_to_ai_sdk_passes_the_real_client(
-    scenario: str, source: str, profile: str, golden_results: dict
-) -> None:
-    expected = expected_from(decode(source, golden(scenario, source)))
-    body, results = golden_results[scenario, source, profile]
-    for result in results.values():
-        check(result, body, expected)
+@pytest.mark.parametrize("source", CODECS)
+def test_every_golden_translated_to_ai_sdk_passes_the_real_client(source: str, golden_results: dict) -> None:
+    """One test per source walks every golden and profile, failing once naming each failing case."""
+    findings = Findings(f"goldens of {source} through the real ai clients")
+    for scenario in SCENARIOS:
+        expected = expected_from(list(CORPUS.events(scenario, source)))
+        for profile in PROFILES:
+            body, results = golden_results[scenario, source, profile]
+            for client, result in results.items():
+                with findings.case(f"{golden_name(scenario, source)} → {profile}, read by {client}"):
+                    check(result, body, expected)
+    findings.check()
 
 
 # -- real producer output --------------------------------------------------------------------

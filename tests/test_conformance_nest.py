@@ -43,7 +43,7 @@ from streambridge.events import (
     ToolOutput,
 )
 
-from .corpus import CODECS, SCENARIOS, capture_body, capture_paths, decode, golden
+from .corpus import CODECS, CORPUS, SCENARIOS, Findings, capture_body, capture_paths, decode, golden, golden_name
 from .tools import CONFORMANCE, conformance_node
 
 HARNESS = CONFORMANCE / "nest-client.mjs"
@@ -230,10 +230,14 @@ def golden_results(nest_client: Harness) -> dict[tuple[str, str], Result]:
     return dict(zip(GOLDEN_CASES, results, strict=True))
 
 
-@pytest.mark.parametrize(("scenario", "source"), GOLDEN_CASES, ids=[f"{s}-{c}" for s, c in GOLDEN_CASES])
-def test_golden_through_real_client(scenario: str, source: str, golden_results: dict) -> None:
-    expected = expected_from(decode(source, golden(scenario, source)))
-    check(golden_results[scenario, source], expected)
+@pytest.mark.parametrize("source", CODECS)
+def test_golden_through_real_client(source: str, golden_results: dict) -> None:
+    """One test per source walks every golden, failing once naming each failing file."""
+    findings = Findings(f"goldens of {source} through the real nest client")
+    for scenario in SCENARIOS:
+        with findings.case(golden_name(scenario, source)):
+            check(golden_results[scenario, source], expected_from(list(CORPUS.events(scenario, source))))
+    findings.check()
 
 
 # A nest source already speaking the newer generation (approval frames, `tool-output-denied`)

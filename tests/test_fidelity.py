@@ -6,6 +6,8 @@ at once."""
 
 from __future__ import annotations
 
+import functools
+
 import msgspec
 import pytest
 from msgspec import Raw
@@ -35,7 +37,7 @@ from streambridge.events import (
 
 from .agui_models import problems as agui_problems
 from .cli_support import invoke, user_error
-from .corpus import CODECS, SCENARIOS, capture_body, capture_paths, decode, golden
+from .corpus import CODECS, CORPUS, SCENARIOS, capture_body, capture_paths, decode, golden
 from .proxy_support import Upstream, proxy_config, start_proxy, url_of
 from .test_proxy_ops import golden_upstream
 
@@ -47,6 +49,12 @@ def _client(source: str, target: str, data: bytes) -> bytes:
     return b"".join(translate([data], source, target, fidelity="client"))
 
 
+@functools.cache
+def _client_golden(scenario: str, source: str, target: str) -> bytes:
+    """A golden at client fidelity, translated once per process for the three tests reading it."""
+    return _client(source, target, golden(scenario, source))
+
+
 def _frames(target: str, data: bytes) -> int:
     parser = make_parser(get(target).default_framing)
     return len(parser.feed(data) + parser.close())
@@ -56,9 +64,8 @@ def test_client_output_has_no_carrier_and_exactly_one_terminal() -> None:
     failures = []
     for scenario in SCENARIOS:
         for source in CODECS:
-            data = golden(scenario, source)
             for target in CODECS:
-                out = _client(source, target, data)
+                out = _client_golden(scenario, source, target)
                 if any(mark in out for mark in CARRIER_MARKS):
                     failures.append(f"{scenario}: {source} → {target}: a carrier in client output")
                 try:  # the client's own decoder reads every frame (none is a broken carrier)
@@ -85,11 +92,10 @@ def test_client_output_keeps_the_answer() -> None:
     failures = []
     for scenario in SCENARIOS:
         for source in CODECS:
-            data = golden(scenario, source)
-            want = decode(source, data)
+            want = list(CORPUS.events(scenario, source))
             [want_end] = [e for e in want if isinstance(e, Terminal)]
             for target in CODECS:
-                got = decode(target, _client(source, target, data))
+                got = decode(target, _client_golden(scenario, source, target))
                 [got_end] = [e for e in got if isinstance(e, Terminal)]
                 if (got_end.status == "succeeded") != (want_end.status == "succeeded"):  # (a target may lack the word)
                     failures.append(f"{scenario}: {source} → {target}: status {got_end.status}, not {want_end.status}")
@@ -105,11 +111,12 @@ def test_client_output_is_smaller_than_exact() -> None:
     failures = []
     for scenario in SCENARIOS:
         for source in CODECS:
-            data = golden(scenario, source)
-            derived = sum(1 for e in decode(source, data) if isinstance(e, ArtifactPresented) and e.synthetic)
+            derived = sum(
+                1 for e in CORPUS.events(scenario, source) if isinstance(e, ArtifactPresented) and e.synthetic
+            )
             for target in CODECS:
-                exact = b"".join(translate([data], source, target))
-                client = _client(source, target, data)
+                exact = CORPUS.converted(scenario, source, target)  # (what translate writes: the chunking law)
+                client = _client_golden(scenario, source, target)
                 if _frames(target, client) > _frames(target, exact) + derived:
                     failures.append(f"{scenario}: {source} → {target}")
     assert not failures, "\n".join(failures)

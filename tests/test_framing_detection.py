@@ -13,7 +13,7 @@ from streambridge.codecs.framing import FRAMINGS, NDJSONParser, SSEParser, detec
 from streambridge.codecs.terminals import TRUNCATED_CODE
 from streambridge.events import Malformed, Terminal
 
-from .corpus import CODECS, SCENARIOS, canonical, golden
+from .corpus import CODECS, SCENARIOS, Findings, canonical, golden, golden_name, same
 
 BOM = b"\xef\xbb\xbf"
 #: a frame no codec understands, in each framing (the decoders report it with its offset)
@@ -83,21 +83,30 @@ def test_the_rule_reads_the_first_significant_byte(head: bytes, framing: str | N
 # -- translate without a framing --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS)
+# (one test per target walks every golden, failing once with each failing file named)
+
+
 @pytest.mark.parametrize("target", CODECS)
-def test_oma_as_sse_translates_as_with_sse_given(scenario: str, target: str) -> None:
-    body = in_framing("oma", scenario, "sse")
-    want = translated([body], "oma", target, source_framing="sse")
-    assert translated([body], "oma", target) == want
-    assert not [e for e in decoded("oma", [body]) if type(e) is Malformed]  # as it was before detection
+def test_oma_as_sse_translates_as_with_sse_given(target: str) -> None:
+    findings = Findings(f"oma as SSE → {target}")
+    for scenario in SCENARIOS:
+        with findings.case(f"{golden_name(scenario, 'oma')} as SSE"):
+            body = in_framing("oma", scenario, "sse")
+            want = translated([body], "oma", target, source_framing="sse")
+            same(translated([body], "oma", target), want)
+            assert not [e for e in decoded("oma", [body]) if type(e) is Malformed]  # as it was before detection
+    findings.check()
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS)
 @pytest.mark.parametrize("source", ["agentkit", "nest"])
 @pytest.mark.parametrize("target", CODECS)
-def test_agentkit_and_nest_as_ndjson_translate_as_with_ndjson_given(scenario: str, source: str, target: str) -> None:
-    body = in_framing(source, scenario, "ndjson")
-    assert translated([body], source, target) == translated([body], source, target, source_framing="ndjson")
+def test_agentkit_and_nest_as_ndjson_translate_as_with_ndjson_given(source: str, target: str) -> None:
+    findings = Findings(f"{source} as NDJSON → {target}")
+    for scenario in SCENARIOS:
+        with findings.case(f"{golden_name(scenario, source)} as NDJSON"):
+            body = in_framing(source, scenario, "ndjson")
+            same(translated([body], source, target), translated([body], source, target, source_framing="ndjson"))
+    findings.check()
 
 
 @pytest.mark.parametrize("codec", CODECS)

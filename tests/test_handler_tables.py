@@ -5,6 +5,7 @@ the model later is carried, never dropped."""
 from __future__ import annotations
 
 import inspect
+import os
 import typing
 
 import msgspec
@@ -19,7 +20,9 @@ from streambridge.events import EVENT_TYPES, ArtifactPresented, ArtifactRefused,
 
 from .model_strategies import alone
 
-SETTINGS = settings(deadline=None, max_examples=3)
+#: one example per field in the default run (a field carried is carried: ~1,000 fields, three
+#: examples each cost 40 CPU seconds), 25 in the deep profile (HYPOTHESIS_PROFILE=deep)
+SETTINGS = settings(deadline=None, max_examples=25 if os.environ.get("HYPOTHESIS_PROFILE") == "deep" else 1)
 
 
 def _fields(kind: type[Event]) -> set[str]:

@@ -20,21 +20,9 @@ from streambridge.events import (
     ToolCall,
 )
 
-from .corpus import CODECS, canonical, decode, encode, golden
+from .corpus import CODECS, canonical, encode, frame_groups, golden
 
 PART_CODECS = ("ai-sdk", "ag-ui")
-
-
-def _frames(data: bytes, framing: str) -> list[bytes]:
-    end = b"\n\n" if framing == "sse" else b"\n"
-    return [frame + end for frame in data.split(end) if frame]
-
-
-def _groups(data: bytes, framing: str, size: int) -> list[bytes]:
-    """Whole frames, ``size`` to a chunk: every chunk reaches the hot path afresh (a stream in
-    one chunk gives it nothing after its run start, which waits for the frame after it)."""
-    frames = _frames(data, framing)
-    return [b"".join(frames[i : i + size]) for i in range(0, len(frames), size)]
 
 
 def _hot_and_full(codec: str, data: bytes, framing: str, chunks: list[bytes]) -> tuple[list[Event], list[Event], int]:
@@ -49,7 +37,7 @@ def _hot_and_full(codec: str, data: bytes, framing: str, chunks: list[bytes]) ->
 
 def _assert_both_paths_agree(codec: str, data: bytes, framing: str, size: int) -> int:
     """Decoded events and every target's bytes the same both ways; how many frames went hot."""
-    chunks = _groups(data, framing, size)
+    chunks = frame_groups(data, framing, size)
     events, expected, hot_frames = _hot_and_full(codec, data, framing, chunks)
     assert canonical(events) == canonical(expected)
     for target in CODECS:  # a translation's runs write what event-by-event encoding writes
@@ -58,14 +46,8 @@ def _assert_both_paths_agree(codec: str, data: bytes, framing: str, size: int) -
     return hot_frames
 
 
-@pytest.mark.parametrize("size", [1, 4])
-@pytest.mark.parametrize("framing", ["sse", "ndjson"])
-@pytest.mark.parametrize("codec", CODECS)
-def test_frame_by_frame_the_hot_path_decodes_and_writes_what_the_full_path_does(
-    scenario: str, codec: str, framing: str, size: int
-) -> None:
-    data = encode(codec, decode(codec, golden(scenario, codec)), framing=framing)
-    _assert_both_paths_agree(codec, data, framing, size)
+# (every golden of every codec, frame by frame and four frames a read, both framings: the hot
+# path law in test_laws.py, which walks them with its other reads)
 
 
 @pytest.mark.parametrize("codec", PART_CODECS)
@@ -134,13 +116,13 @@ def test_natural_streams_take_the_hot_path_both_ways(codec: str, size: int, monk
     monkeypatch.setattr(Encoder, "write_deltas", counted)
     data = NATURAL[codec]
     hot_frames = _assert_both_paths_agree(codec, data, "sse", size)
-    frames = _frames(data, "sse")
+    frames = frame_groups(data, "sse", 1)
     escaped = sum(b"\\u00e9" in frame for frame in frames)  # written otherwise than msgspec writes them
     if size == 1:  # every frame but the run start, the two after it (they wait: a step bracket held
         # back keeps the run start held for the riders that may amend it), the end and those escaped
         assert hot_frames >= len(frames) - 5 - escaped
     written.clear()
-    translated = b"".join(translate(_groups(data, "sse", size), source=codec, target=codec))
+    translated = b"".join(translate(frame_groups(data, "sse", size), source=codec, target=codec))
     assert translated == data  # (a native stream comes back byte for byte)
     assert any(written)  # runs of deltas were written as runs
     assert written.count(True) >= written.count(False)
@@ -157,10 +139,10 @@ def test_a_frame_written_otherwise_takes_the_full_way() -> None:
         b'data: {"type":"text-end","id":"t"}\n\ndata: {"type":"finish-step"}\n\ndata: {"type":"finish"}\n\n'
         b"data: [DONE]\n\n"
     )
-    events, expected, _ = _hot_and_full("ai-sdk", data, "sse", _groups(data, "sse", 1))
+    events, expected, _ = _hot_and_full("ai-sdk", data, "sse", frame_groups(data, "sse", 1))
     assert canonical(events) == canonical(expected)
     assert [e.verbatim is not UNSET for e in events if type(e) is TextDelta] == [False, True, False]
-    assert b"".join(translate(_groups(data, "sse", 3), source="ai-sdk", target="ai-sdk")) == data
+    assert b"".join(translate(frame_groups(data, "sse", 3), source="ai-sdk", target="ai-sdk")) == data
 
 
 # -- the encoder's side: a delta of the open part, by its part id ------------------------------

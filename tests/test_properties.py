@@ -7,6 +7,7 @@ here) with no edit to these tests."""
 from __future__ import annotations
 
 import contextlib
+import os
 
 import msgspec
 import pytest
@@ -130,13 +131,16 @@ def test_random_conversations_cross_trip(events: list[Event]) -> None:
     assert_cross_trips(events)
 
 
+#: examples per field: one in the default run (270 fields, each example crosses every pair of
+#: protocols: five made this the suite's costliest test, 90 CPU seconds), 75 in the deep profile
+PER_FIELD = settings().max_examples // 20 if os.environ.get("HYPOTHESIS_PROFILE") == "deep" else 1
 FIELD_PATHS = [(cls, path) for cls in EVENT_TYPES.values() for path, _ in field_paths(cls)]
 
 
 @pytest.mark.parametrize(
     ("cls", "path"), FIELD_PATHS, ids=[f"{cls.__name__}.{'.'.join(path)}" for cls, path in FIELD_PATHS]
 )
-@settings(SETTINGS, max_examples=max(3, settings().max_examples // 20))
+@settings(SETTINGS, max_examples=PER_FIELD)
 @given(data=st.data())
 def test_every_field_alone_obeys_the_laws(cls: type[Event], path: tuple[str, ...], data: st.DataObject) -> None:
     """Each field of the model set on its own (nested ones too): no other field makes a codec

@@ -254,7 +254,7 @@ def test_the_cli_docs_name_every_option_of_the_file_commands() -> None:
     doc = (ROOT / "docs" / "cli.md").read_text()
     group = typer.main.get_command(app)
     for name in ("convert", "validate", "replay", "record", "diff", "protocols", "inspect", "demo"):
-        for param in group.commands[name].params:  # type: ignore[attr-defined]
+        for param in group.loaded(name).params:  # type: ignore[attr-defined]
             opts = [o for o in getattr(param, "opts", []) if o.startswith("-")]
             if opts and "--help" not in opts:
                 assert any(f"`{o}" in doc or f"[{o}" in doc or f" {o} " in doc for o in opts), (name, opts)

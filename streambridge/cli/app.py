@@ -88,7 +88,7 @@ COMMANDS = {
     "replay": Entry("Play a transcript to stdout, or serve it as a live backend (--serve)."),
     "record": Entry("Record a live stream verbatim (status, headers, exact body) until its terminal event."),
     "diff": Entry("Compare two transcripts by meaning (even across protocols); exit 1 when they differ."),
-    "protocols": Entry("List the protocols (aliases, framings) and, per pair, what travels natively."),
+    "protocols": Entry("List the protocols, one line each; NAME shows one in detail, --pairs what travels natively."),
     "demo": Entry("Serve a golden run from a fake backend, translate it live, show both streams side by side."),
     "inspect": Entry(
         "Open a recorded transcript in the stream inspector (upstream and translated frames side by side)."
@@ -132,6 +132,12 @@ class _Group(TyperGroup):
         if args and args[0] in COMMANDS and args[0] not in self.commands:
             self._load(args[0])
         return super().resolve_command(ctx, args)
+
+    def loaded(self, name: str) -> Any:
+        """The command ``name`` itself, imported if it was not yet (for its options, in tests and docs)."""
+        if name not in self.commands:
+            self._load(name)
+        return self.commands.get(name)
 
     def _load(self, name: str) -> None:
         function = command_function(name)
@@ -253,7 +259,7 @@ EXAMPLES = {
     ),
     "record": ('streambridge record http://127.0.0.1:3000/agent/chat -d \'{"message":"hi"}\' -o run.http',),
     "diff": ("streambridge diff run.http other.ndjson", "streambridge diff a.sse b.sse --exact-ids --max 10"),
-    "protocols": ("streambridge protocols", "streambridge protocols --json"),
+    "protocols": ("streambridge protocols", "streambridge protocols nest --pairs", "streambridge protocols --json"),
     "demo": ("streambridge demo", "streambridge demo --scenario approval --from oma --to nest"),
     "inspect": ("streambridge inspect run.http --to ai-sdk", "streambridge inspect golden/approval/nest.sse --port 0"),
     "serve": (

@@ -103,21 +103,32 @@ def _clearly(source: Source, codec: Codec) -> str | None:
     answer (non-2xx) holds an error body, no stream: it contradicts nothing."""
     if source.capture is not None and not 200 <= source.capture.status < 300:
         return None
+    if _claims(codec, _frames_read(source)):
+        return None  # decided without asking (and so importing) every other protocol
     while not (source.exhausted or len(source.head) >= transcripts.SNIFF_LIMIT):
         if transcripts.sniff(source.head, source.capture, complete=False) is not None:
             break
         source.read_more()
-    framing = detect_framing(source.head) or transcripts.framing_hint(source.capture)
-    if framing is None:
-        return None
-    frames = transcripts.first_frames(source.head, framing, complete=source.exhausted)
-    if any(codec.sniff(frame) > Likeness.NONE for frame in frames):
+    frames = _frames_read(source)
+    if _claims(codec, frames):
         return None
     for frame in frames:
         other = transcripts.protocol_of_frame(frame)
         if other is not None and codecs.get(other).sniff(frame) >= Likeness.NAMES:
             return None if _wire(other) == _wire(codec.name) else other
     return None
+
+
+def _frames_read(source: Source) -> list[bytes]:
+    """The whole frames among the bytes read so far (none when their framing is unknown)."""
+    framing = detect_framing(source.head) or transcripts.framing_hint(source.capture)
+    if framing is None:
+        return []
+    return list(transcripts.first_frames(source.head, framing, complete=source.exhausted))
+
+
+def _claims(codec: Codec, frames: list[bytes]) -> bool:
+    return any(codec.sniff(frame) > Likeness.NONE for frame in frames)
 
 
 def _wire(name: str) -> str:

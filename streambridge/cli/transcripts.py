@@ -17,7 +17,7 @@ import typer
 from .. import codecs, transcripts
 from ..codecs import Codec
 from ..codecs.codec import Likeness
-from ..codecs.framing import detect_framing
+from ..codecs.framing import Frame, detect_framing
 from ..transcripts import Detected, Source
 from .common import InputFinding, ProgressBar, UserError, note, resolve_protocol
 
@@ -119,15 +119,15 @@ def _clearly(source: Source, codec: Codec) -> str | None:
     return None
 
 
-def _frames_read(source: Source) -> list[bytes]:
+def _frames_read(source: Source) -> list[Frame]:
     """The whole frames among the bytes read so far (none when their framing is unknown)."""
     framing = detect_framing(source.head) or transcripts.framing_hint(source.capture)
     if framing is None:
         return []
-    return list(transcripts.first_frames(source.head, framing, complete=source.exhausted))
+    return transcripts.first_frames(source.head, framing, complete=source.exhausted)
 
 
-def _claims(codec: Codec, frames: list[bytes]) -> bool:
+def _claims(codec: Codec, frames: list[Frame]) -> bool:
     return any(codec.sniff(frame) > Likeness.NONE for frame in frames)
 
 

@@ -9,7 +9,7 @@ import msgspec
 import pytest
 from msgspec import UNSET, Raw
 
-from streambridge import StreamError
+from streambridge import StreamError, translate
 from streambridge.codecs import get
 from streambridge.codecs.ai_sdk.http import HEADERS, build_request, parse_request
 from streambridge.codecs.requests import ChatRequest, HistoryMessage
@@ -515,3 +515,101 @@ def test_riders_pass_the_step_bracket_a_reader_holds_back() -> None:
     events = decode("ai-sdk", out, strict=True)
     assert [type(e).__name__ for e in events[:3]] == ["RunStart", "StepStart", "ToolInputStart"]
     assert events[0].run_id == "r" and events[1].synthetic
+
+
+def _ag_ui(*events: dict) -> bytes:
+    return b"".join(b"data: " + json.dumps(e, separators=(",", ":")).encode() + b"\n\n" for e in events)
+
+
+#: an AG-UI call whose every event has a timestamp: none of it fits ai-sdk's strict chunks
+AG_UI_ARGS = (
+    {"type": "RUN_STARTED", "timestamp": 1, "threadId": "t", "runId": "r"},
+    {"type": "TOOL_CALL_START", "timestamp": 2, "toolCallId": "c1", "toolCallName": "s"},
+    {"type": "TOOL_CALL_ARGS", "timestamp": 3, "toolCallId": "c1", "delta": '{"q":'},
+    {"type": "TOOL_CALL_ARGS", "timestamp": 4, "toolCallId": "c1", "delta": "1}"},
+)
+
+
+def test_a_slotless_chunks_carrier_rides_late_on_the_next_chunk_with_a_slot() -> None:
+    """``tool-input-delta`` is a strict object: its carrier follows it in the next chunk's
+    ``providerMetadata`` (a ``late`` list, one entry per bare chunk) instead of taking a frame
+    of its own; the decoder holds the bare deltas until that chunk and gives back the source."""
+    source = _ag_ui(
+        *AG_UI_ARGS,
+        {"type": "TOOL_CALL_END", "timestamp": 5, "toolCallId": "c1"},
+        {"type": "RUN_FINISHED", "timestamp": 6, "threadId": "t", "runId": "r"},
+    )
+    out = convert("ag-ui", "ai-sdk", source)
+    parsed = [c for c in chunks(out) if isinstance(c, dict)]
+    kinds = [c["type"] for c in parsed]
+    assert kinds[:5] == ["start", "start-step", "tool-input-start", "tool-input-delta", "tool-input-delta"]
+    assert "data-tool-input-delta" not in kinds
+    available = parsed[kinds.index("tool-input-available")]
+    late = available["providerMetadata"]["streambridge"]["late"]
+    assert [(e["type"], e["extra"]["timestamp"]) for e in late] == [("tool-input-delta", 3), ("tool-input-delta", 4)]
+    assert convert("ai-sdk", "ag-ui", out) == source
+    for size in (1, 7, 64):  # held and let out alike however the bytes come
+        pieces = [out[i : i + size] for i in range(0, len(out), size)]
+        assert b"".join(translate(pieces, "ai-sdk", "ag-ui")) == source
+
+
+def test_late_entries_take_a_frame_of_their_own_when_no_slot_follows() -> None:
+    """A chunk with no slot follows the deltas (here ``finish-step``, the step closing before a
+    new text part): the late entries go in one transient ``data-late`` part (``useChat`` keeps
+    no transient part) before it, and read back as the deltas' carriers."""
+    text = {"type": "TEXT_MESSAGE_START", "messageId": "m9", "role": "assistant"}
+    out = convert("ag-ui", "ai-sdk", _ag_ui(*AG_UI_ARGS, text))
+    parsed = [c for c in chunks(out) if isinstance(c, dict)]
+    kinds = [c["type"] for c in parsed]
+    assert kinds[3:6] == ["tool-input-delta", "tool-input-delta", "data-late"]
+    late = parsed[5]
+    assert late["transient"] is True and [e["extra"]["timestamp"] for e in late["data"]["late"]] == [3, 4]
+    events = decode("ai-sdk", out, strict=True)
+    deltas = [e for e in events if isinstance(e, ToolInputDelta)]
+    assert [(d.delta, d.extra) for d in deltas] == [
+        ('{"q":', {"timestamp": Raw(b"3")}),
+        ("1}", {"timestamp": Raw(b"4")}),
+    ]
+    assert not any(isinstance(e, DataPart) for e in events)
+    assert encode("ai-sdk", events) == out
+
+
+def test_a_native_producers_deltas_are_never_held() -> None:
+    """Only a call whose start came with a carrier may have late entries: a native stream's
+    ``tool-input-delta`` is an event as soon as its chunk is read."""
+    decoder = get("ai-sdk").decoder()
+    decoder.feed(
+        sse(
+            {"type": "start"}, {"type": "start-step"}, {"type": "tool-input-start", "toolCallId": "c1", "toolName": "s"}
+        )
+    )
+    events = decoder.feed(sse({"type": "tool-input-delta", "toolCallId": "c1", "inputTextDelta": "{"}))
+    assert events == [ToolInputDelta(call_id="c1", delta="{")]
+
+
+def test_a_late_list_that_does_not_match_the_held_frames_loses_nothing() -> None:
+    """A ``late`` list with more entries than bare chunks held says nothing of them: the chunk
+    is the data part it looks like, after the held delta, which goes out as read."""
+    carried_start = {
+        "type": "tool-input-start",
+        "toolCallId": "c1",
+        "toolName": "s",
+        "providerMetadata": {
+            "streambridge": {"event": {"type": "tool-input-start", "callId": "c1", "name": "s", "extra": {"x": 1}}}
+        },
+    }
+    bad_late = {"type": "data-late", "data": {"late": [None, None]}, "transient": True}
+    stream = sse(
+        {"type": "start"},
+        {"type": "start-step"},
+        carried_start,
+        {"type": "tool-input-delta", "toolCallId": "c1", "inputTextDelta": "{}"},
+        bad_late,
+        {"type": "finish"},
+    )
+    events = decode("ai-sdk", stream)
+    names = [type(e).__name__ for e in events]
+    assert names[names.index("ToolInputStart") + 1 :][:2] == ["ToolInputDelta", "DataPart"]
+    assert events[names.index("ToolInputDelta")] == ToolInputDelta(call_id="c1", delta="{}")
+    part = events[names.index("DataPart")]
+    assert part.name == "late" and json.loads(bytes(part.data)) == {"late": [None, None]}

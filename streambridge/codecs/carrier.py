@@ -36,6 +36,7 @@ __all__ = [
     "carrier_decoder",
     "carrier_name",
     "is_id_line",
+    "late_decoder",
     "rider_decoder",
     "verbatim_payloads",
 ]
@@ -50,6 +51,8 @@ class _Carrier(msgspec.Struct):
     #: a terminal whose answer came whole (no delta streamed it): the covered frames start with
     #: that text, written for readers that need text frames
     whole: bool = False
+    #: the events of the bare frames just before it that had no slot (codecs/riding.py, "late")
+    late: list[Raw] = []
 
 
 carrier_decoder = msgspec.json.Decoder(_Carrier)
@@ -63,9 +66,19 @@ class _Rider(msgspec.Struct):
     before: list[Raw] = []
     event: Raw = Raw()
     ahead: int = 0
+    late: list[Raw] = []
 
 
 rider_decoder = msgspec.json.Decoder(_Rider)
+
+
+class _Late(msgspec.Struct):
+    """A frame of its own saying the late events (when no frame with a slot came next)."""
+
+    late: list[Raw]
+
+
+late_decoder = msgspec.json.Decoder(_Late)
 
 
 def as_received(part: DataPart) -> bool:

@@ -161,6 +161,10 @@ class Decoder:
     readers: ClassVar[dict[type, str]] = {}
     one_reads: ClassVar[frozenset[type]] = frozenset()
     hot_reads: ClassVar[frozenset[type]] = frozenset()
+    #: the events whose frame has no carrier slot: in a tool call whose start came with a
+    #: carrier, held until the next frame, which may say them late (codecs/riding.py); the same
+    #: set as the encoder's
+    late_types: ClassVar[frozenset[type[Event]]] = frozenset()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -197,6 +201,9 @@ class Decoder:
         self._carried_first = 0
         #: riders that came before the step brackets held back (see steps.BracketReader)
         self._ahead_of_held: list[Event] = []
+        self._late_calls: set[str] = set()  # tool calls whose start came with a carrier
+        self._late_held: list[Event] = []  # events of bare frames that may be said late
+        self._late: list[Raw] | None = None  # the late entries the frame just read holds
         self._cut = 0  # the frame the input ended inside (a last NDJSON line without its newline)
         self._out: EventSink = []
         self._out_deltas: Callable[..., None] = lambda *run: None
@@ -246,7 +253,12 @@ class Decoder:
         # first frame or terminal needs the full way; that cannot change while the parser hands
         # them over.
         hot = self._hot and not (
-            self._covering or self._held is not None or self._early or self._terminated or self._hot_paused()
+            self._covering
+            or self._held is not None
+            or self._early
+            or self._terminated
+            or self._late_held
+            or self._hot_paused()
         )
         self._parser.on_plain = self._take_run if hot else None
         try:
@@ -446,6 +458,8 @@ class Decoder:
         that the full way keeps)."""
         event = self._take_wire(wire)
         if event is not None:
+            if self._late_calls and self._holds_late_event(event):
+                return _DECLINED  # (the full way holds it)
             if id_line is not None:
                 event.event_id = id_line[4:].decode()  # an `id: <ASCII digits>` line
             self._accept(event)
@@ -453,7 +467,10 @@ class Decoder:
         read = self._hot_lists.get(type(wire))
         if read is None:
             return _DECLINED
-        for event in read(wire, {}):
+        events = read(wire, {})
+        if self._late_calls and any(self._holds_late_event(event) for event in events):
+            return _DECLINED
+        for event in events:
             if id_line is not None and event.event_id is UNSET:
                 event.event_id = id_line[4:].decode()
             self._accept(event)
@@ -507,6 +524,10 @@ class Decoder:
             raise FrameProblem(f"a streambridge data part holding a valid event ({exc})") from None
         self._cover_next = max(carrier.covers, 0)
         self._from_carrier = True
+        if carrier.late:
+            self._take_late(carrier.late)
+        if self.late_types and (type(event) is ToolInputStart or type(event) is ToolCall):
+            self._late_calls.add(event.call_id)
         self._whole = carrier.whole and type(event) is Terminal and isinstance(event.text, str)
         return event
 
@@ -539,6 +560,8 @@ class Decoder:
             before = [decode_event(raw) for raw in rider.before]
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise FrameProblem(f"a streambridge member holding valid events ({exc})") from None
+        if rider.late:
+            self._take_late(rider.late)
         without = msgspec.structs.replace(frame, data=rest)
         self._ahead_of_held = before[: rider.ahead]
         self._note_carried(before)  # (before the frame's own, which may depend on them)
@@ -552,6 +575,52 @@ class Decoder:
             self._carried_first = len(before)  # (its own events are read as they stand)
         self._from_carrier = True
         return [*before, *events]
+
+    def _take_late(self, entries: list[Raw]) -> None:
+        """A carrier's ``late`` entries: one per bare frame held, each its event or null."""
+        if len(entries) != len(self._late_held):
+            held = len(self._late_held)
+            raise FrameProblem(f"one late entry per bare frame held before it ({held}), not {len(entries)}")
+        self._late = entries
+
+    def _holds_late_event(self, event: Event) -> bool:
+        """Whether a frame's event waits for the next frame, which may say it late."""
+        return type(event) in self.late_types and event.call_id in self._late_calls  # type: ignore[attr-defined]
+
+    def _holds_late(self, events: list[Event]) -> bool:
+        """Whether this frame is a bare one whose event may be said late (see codecs/riding.py)."""
+        return (
+            len(events) == 1
+            and not self._from_carrier
+            and not self._cover_next
+            and self._late is None
+            and self._holds_late_event(events[0])
+        )
+
+    def _held_late(self, events: list[Event], out: EventSink) -> bool:
+        """Hold a bare frame's event that may be said late; let the held ones out (replaced
+        by what this frame says of them) at any other frame."""
+        if self._holds_late(events):
+            self._late_held.append(events[0])
+            self._parser.on_plain = None  # (the frames after it go the full way)
+            return True
+        if self._late_held:
+            self._release_late(out)
+        return False
+
+    def _release_late(self, out: EventSink) -> None:
+        """The held events, each replaced by its late entry when one says it."""
+        held, self._late_held = self._late_held, []
+        entries, self._late = self._late, None
+        for index, event in enumerate(held):
+            entry = None if entries is None else entries[index]
+            if entry is not None and bytes(entry) != b"null":
+                try:
+                    event = decode_event(entry)
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    message = f"a late entry that is no event kept the bare frame's event ({bytes(entry)[:80]!r})"
+                    keep(self.diagnostics, Diagnostic(self.codec, "malformed", message))
+            self._push(event, out)
 
     def _note_carried(self, events: list[Event]) -> None:
         """Events a carrier restored, seen before the frames after them are read (a codec that
@@ -651,6 +720,7 @@ class Decoder:
             self._cover_next = 0  # a carrier among covered frames covers nothing more
             return
         self._from_carrier = False
+        self._late = None
         if self._terminated:
             self._trailing(frame)
             return
@@ -663,15 +733,11 @@ class Decoder:
             self._release(out)
             self._bad_frame(frame, str(exc), out, exc.kind)
             return
-        if self._whole:
-            _with_whole_text(events)
-            self._whole = False
-        if frame.own_id and frame.last_id:
-            _stamp_ids(events, frame.last_id)
-        if self._cover_next:
-            self._covering, self._cover_next = self._cover_next, 0
+        self._settle_frame(frame, events)
         if self._held is not None:
             self._amend_or_release(events, out)
+        if self._late_calls and self._held_late(events, out):
+            return
         if self._carried_first:  # events rode forward on a frame that says its own itself
             self._push_riders(events, out)
             return
@@ -679,6 +745,17 @@ class Decoder:
             self._held = events.pop()  # held until the next frame: a carrier may amend it
         for event in events:
             self._push(event, out)
+
+    def _settle_frame(self, frame: Frame, events: list[Event]) -> None:
+        """What a frame says beyond its events: an answer that came whole, the frame's ``id:``
+        line, how many frames after it its carrier covers."""
+        if self._whole:
+            _with_whole_text(events)
+            self._whole = False
+        if frame.own_id and frame.last_id:
+            _stamp_ids(events, frame.last_id)
+        if self._cover_next:
+            self._covering, self._cover_next = self._cover_next, 0
 
     def _push_riders(self, events: list[Event], out: EventSink) -> None:
         """The events that rode forward on a frame, as carried ones, then the frame's own."""
@@ -725,6 +802,9 @@ class Decoder:
         if self._held is not None:
             held, self._held = self._held, None
             self._push(held, out)
+        if self._late_held:
+            self._late = None
+            self._release_late(out)
 
     def _bad_frame(self, frame: Frame, expected: str, out: EventSink, kind: ProblemKind = "malformed") -> None:
         if kind == "malformed" and frame.index == self._cut:  # the input ended inside it

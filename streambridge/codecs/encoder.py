@@ -39,7 +39,7 @@ from .framing import (
     ndjson_frame,
     sse_frame,
 )
-from .riding import before_members, ride, rides_on
+from .riding import before_members, late_members, ride, ride_more, rides_on
 from .sinks import append_deltas
 from .synthetic import announcement, derived_id, invented_call
 from .terminals import truncation_terminal, wire_terminal
@@ -99,6 +99,8 @@ def field_defaults(kind: type[Event]) -> dict[str, Any]:
 _CONTENT = frozenset((TextDelta, ReasoningDelta))
 #: the events :meth:`Encoder._skips` may skip (the rest need not ask)
 _MAY_SKIP = frozenset((ToolInputStart, ToolCall, TextDelta, DataPart))
+#: the events that start a tool call's frames: carried, the call's slotless frames ride late
+_STARTS_CALL = frozenset((ToolInputStart, ToolCall))
 
 
 def only_brackets(part: DataPart) -> bool:
@@ -222,6 +224,11 @@ class Encoder:
         self._whole_text: list[Event] = []  # text a decoder made from its source's terminal
         self._covered: list[bytes] = []  # the frames of that text, rendered by the terminal
         self._riders: list[Event] = []  # events waiting to ride on the next frame
+        #: tool calls whose start had a carrier: their frames without a slot ride late
+        self._late_calls: set[str] = set()
+        #: the late entries of the bare frames written since the last frame with a slot
+        self._late: list[bytes] = []
+        self._writing_bare = False  # (a bare frame that rides late is being framed)
         #: step brackets a reader holds, written after the riders that passed them (the first
         #: ``_ahead`` of ``_riders``; see :meth:`steps.BracketWriter._reader`)
         self._passed = b""
@@ -470,12 +477,9 @@ class Encoder:
                 payloads = verbatim_payloads(payloads, event.verbatim.members)
             else:
                 native = False
-        line_id = ""  # the event's SSE id, written on its first frame
-        if event.event_id is not UNSET:
-            if self._sse and is_id_line(event.event_id):
-                line_id = event.event_id
-            else:
-                native = False  # NDJSON has no id line: the carrier keeps the id
+        line_id = self._line_id(event)  # the event's SSE id, written on its first frame
+        if event.event_id is not UNSET and not line_id:
+            native = False  # NDJSON has no id line (nor SSE for some ids): the carrier keeps the id
         amend = type(event) is RunStart
         covered: list[bytes] = []
         if self._covered and type(event) is Terminal:
@@ -483,6 +487,8 @@ class Encoder:
             native = False  # its text came whole: its carrier renders that text's frames too
         if not native and self.fidelity == "client":
             self._put_for_client(parts, event, payloads, covered, line_id)
+            return
+        if self.late_types and self._went_late(parts, event, payloads, covered, native, line_id):
             return
         if not native and not amend:
             if not payloads and not covered and self._rides_forward(event, line_id):
@@ -496,6 +502,12 @@ class Encoder:
         if not native and amend and not self._rides_forward(event, line_id):
             parts.append(self._carry(event, 0, line_id))
 
+    def _line_id(self, event: Event) -> str:
+        """The event's id as its frame's ``id:`` line says it, when one can."""
+        if event.event_id is not UNSET and self._sse and is_id_line(event.event_id):
+            return event.event_id
+        return ""
+
     def _with_carrier(
         self, parts: list[bytes], event: Event, payloads: list[Payload], covered: list[bytes], line_id: str
     ) -> tuple[list[Payload], bool, str]:
@@ -508,6 +520,69 @@ class Encoder:
         parts.append(self._carry(event, len(covered) + len(payloads), line_id, whole=bool(covered)))
         parts.extend(covered)
         return payloads, False, ""
+
+    #: the events whose frame has no slot here, which ride late (codecs/riding.py) in a call
+    #: whose start had a carrier; the same set as the decoder's :attr:`Decoder.late_types`
+    late_types: ClassVar[frozenset[type[Event]]] = frozenset()
+
+    def _went_late(
+        self,
+        parts: list[bytes],
+        event: Event,
+        payloads: list[Payload],
+        covered: list[bytes],
+        native: bool,
+        line_id: str,
+    ) -> bool:
+        """Whether the event's frame was written bare, its carrier to ride late; a call's start
+        that needs a carrier makes the call's slotless frames ride late."""
+        if type(event) in _STARTS_CALL:
+            if not native:
+                self._late_calls.add(event.call_id)  # type: ignore[attr-defined]
+            return False
+        payload = payloads[0] if len(payloads) == 1 and not covered else None
+        if type(payload) is not bytes or type(event) not in self.late_types:
+            return False
+        if event.call_id not in self._late_calls:  # type: ignore[attr-defined]
+            return False
+        self._put_late(parts, event, payload, native, line_id)
+        return True
+
+    def _put_late(self, parts: list[bytes], event: Event, payload: bytes, native: bool, line_id: str) -> None:
+        """The event's bare frame, its carrier (or ``null``, when the frame says it whole) kept
+        for the next frame: its decoder holds the event until then."""
+        self._writing_bare = True
+        try:
+            parts.append(self._emit(payload, "", line_id))
+        finally:
+            self._writing_bare = False
+        self._late.append(b"null" if native else encode_event(event))
+        self._text_ready = False  # (the next frame takes the entries: no delta passes the fast path)
+
+    def _late_on(self, payload: bytes, name: str, event_id: str) -> bytes:
+        """The next frame after bare frames that ride late: their entries in its slot, else
+        in a frame of their own before it (and before the held brackets that go first)."""
+        slot = self.ride_slot
+        if slot is not None and not name and not self._passed and self._has_slot(payload):
+            entries = self._late
+            if any(entry != b"null" for entry in entries):
+                carrying = ride_more(payload, late_members(entries), slot)
+                if carrying is not None:
+                    self._late = []
+                    return self._emit(carrying, name, event_id)
+        return self._late_frame() + self._emit(payload, name, event_id)
+
+    def _late_frame(self) -> bytes:
+        """The late entries in a frame of their own; nothing when every one is null (the
+        decoder lets out as read the events it holds)."""
+        entries, self._late = self._late, []
+        if all(entry == b"null" for entry in entries):
+            return b""
+        return self._frame(self._late_payload(late_members(entries)), "", "")
+
+    def _late_payload(self, members: bytes) -> bytes:
+        """A frame of its own saying late entries (only a protocol with :attr:`late_types`)."""
+        raise NotImplementedError
 
     #: what a native backend of this protocol never tells its client (the hosting dialect's tool
     #: calls and reasoning): at ``client`` fidelity left out, not made data parts. (A terminal's
@@ -561,13 +636,14 @@ class Encoder:
         assert slot is not None  # (only a protocol with a slot keeps riders)
         if not name and not event_id and rides_on(payload, slot) and self._has_slot(payload):
             return self._emit(ride(payload, self._rider_members(), slot), name, event_id)
+        late = self._late_frame() if self._late else b""  # (before the riders' frames)
         riders, self._riders = self._riders, []
         passed, self._passed = self._passed, b""  # (after the riders that passed them)
         ahead, self._ahead = self._ahead, 0
         alone = [self._carry(event) for event in riders[:ahead]]
         alone.append(passed)
         alone.extend(self._carry(event) for event in riders[ahead:])
-        return b"".join(alone) + self._emit(payload, name, event_id)
+        return late + b"".join(alone) + self._emit(payload, name, event_id)
 
     def _has_slot(self, frame: bytes) -> bool:
         """Whether this frame's type has the ride slot (every one, unless the protocol says)."""
@@ -623,6 +699,8 @@ class Encoder:
         """One framed frame, after its ``id:`` line when it has an id (an encoder numbering frames does so here)."""
         if self._riders:
             return self._board(payload, name, event_id)
+        if self._late and not self._writing_bare:
+            return self._late_on(payload, name, event_id)
         if self._passed:  # (their riders rode on the frame before this one's carrier)
             passed, self._passed = self._passed, b""
             return passed + self._emit(payload, name, event_id)
@@ -635,8 +713,13 @@ class Encoder:
         one (else in its body). Those of bare step brackets, the most frequent carriers, are
         made once per encoder."""
         template = BARE_STRUCTURE.get((type(event), event.synthetic))
-        if template is None or event != template:
+        late = bool(self._late) and not self._riders and not self._passed  # (else those frames go first)
+        if template is None or event != template or late:
             body = carrier_body(event, covers, keep_id=not line_id, whole=whole)
+            if late:  # (the entries of the bare frames before it)
+                entries, self._late = self._late, []
+                if any(entry != b"null" for entry in entries):
+                    body += b"," + late_members(entries)
             return self._emit(self._carrier_payload(event, carrier_name(event), body), "", line_id)
         key = (type(event), event.synthetic, covers)
         payload = self._bare_carriers.get(key)
@@ -703,7 +786,7 @@ class Encoder:
             self._terminated = True
             self._text_ready = False
             return
-        self._text_ready = self._plain_text_ok() and not self._riders
+        self._text_ready = self._plain_text_ok() and not self._riders and not self._late
 
     def _cared(self, event: Event, parts: list[bytes]) -> Event:
         """What every protocol does before its handler sees an event of :data:`NEEDS_CARE`:

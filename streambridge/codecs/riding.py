@@ -10,11 +10,29 @@ protocol's decoder reads the carrier back from there.
 
 An event with no frame of its own (a step bracket AG-UI has no frame for, an AI SDK message's
 metadata in AG-UI) rides *forward*: on the next frame that has the slot, in a ``before`` list
-that its decoder reads before that frame's own event (see ``Encoder._board``)."""
+that its decoder reads before that frame's own event (see ``Encoder._board``).
+
+An event whose frame has no slot (AI SDK's ``tool-input-delta`` and ``tool-approval-request``
+are strict objects) rides *late*: its bare frame goes out, and its carrier follows on the next
+frame that has the slot, or in the next carrier, in a ``late`` list with one entry per such
+frame (``null`` where the frame said its event whole). A decoder holds those bare frames' events
+until the next frame: then each is replaced by its entry, or let out as read. Only frames of a
+tool call whose start came with a carrier ride late (both sides know which), so a native
+producer's stream is never held (see ``Encoder._put_late`` and ``Decoder._holds_late``)."""
 
 from __future__ import annotations
 
-__all__ = ["AG_UI_SLOT", "AI_SDK_SLOT", "NEST_SLOT", "before_members", "ridden", "ride", "rides_on"]
+__all__ = [
+    "AG_UI_SLOT",
+    "AI_SDK_SLOT",
+    "NEST_SLOT",
+    "before_members",
+    "late_members",
+    "ridden",
+    "ride",
+    "ride_more",
+    "rides_on",
+]
 
 #: how a riding carrier's member starts in each protocol; the carrier's members follow, then
 #: one ``}`` per brace the slot opened and the frame's own
@@ -54,3 +72,19 @@ def rides_on(frame: bytes, slot: bytes) -> bool:
 def before_members(events: list[bytes]) -> bytes:
     """The members of a carrier that say the events (JSON each) riding forward on its frame."""
     return b'"before":[' + b",".join(events) + b"]"
+
+
+def late_members(entries: list[bytes]) -> bytes:
+    """The members of a carrier that say the events of the bare frames before its frame."""
+    return b'"late":[' + b",".join(entries) + b"]"
+
+
+def ride_more(frame: bytes, members: bytes, slot: bytes) -> bytes | None:
+    """``frame`` with carrier ``members`` added: in the carrier riding on it, else in a new one;
+    None when it can take none (its source said the slot's member itself)."""
+    closing = _closing(slot)
+    if frame.endswith(closing) and frame.rfind(slot) != -1:
+        return frame[: -len(closing)] + b"," + members + closing
+    if rides_on(frame, slot):
+        return ride(frame, members, slot)
+    return None

@@ -43,8 +43,9 @@ from ...events import (
     ToolInputStart,
     ToolOutput,
 )
+from ..carrier import late_decoder
 from ..decoder import DecoderOptions, Members, reads, with_extra
-from ..envelope import decode_envelope, decode_known, json_encode, raw_str, split_extra
+from ..envelope import decode_envelope, decode_known, envelope_decoder, json_encode, raw_str, split_extra
 from ..errors import FrameProblem
 from ..framing import Frame, Framing
 from ..riding import AI_SDK_SLOT
@@ -52,7 +53,7 @@ from ..sinks import EventSink
 from ..steps import BracketReader
 from ..synthetic import read_call
 from ..terminals import DEFAULT_MESSAGES, TRUNCATED_CODE, TRUNCATED_MESSAGE, canonical_failure
-from .encoder import approval_id, data_part, judged_type, whole_frame
+from .encoder import LATE, LATE_HEAD, approval_id, data_part, judged_type, whole_frame
 from .wire import (
     CHUNKS,
     FIELDS,
@@ -100,6 +101,7 @@ class AiSdkDecoder(BracketReader):
     terminal_words = "finish, abort or error"
     _invents_input_start = False  # the protocol says tool-input-start
     part_starts = True  # text-start is where a step's text begins (steps.StepJudge)
+    late_types = LATE
 
     wire_types = AiSdkChunk
 
@@ -153,7 +155,7 @@ class AiSdkDecoder(BracketReader):
 
     def _decode(self, frame: Frame) -> list[Event]:
         data = frame.data
-        carried = self._riding(frame, AI_SDK_SLOT) if self._error is None and not self._after_error else None
+        carried = self._carried(frame) if self._error is None and not self._after_error else None
         if carried is not None:  # (not while an error's end is pending)
             return carried
         pending, self._error = self._error, None
@@ -186,6 +188,26 @@ class AiSdkDecoder(BracketReader):
                 passing.event_id = pending[2].last_id  # the SSE id stood on the error frame
             return [passing, *held, *events]
         return events
+
+    def _carried(self, frame: Frame) -> list[Event] | None:
+        """The events a carrier riding on this frame says, none for a frame saying late entries
+        only; None for a frame that says its own."""
+        if self._late_held and frame.data.startswith(LATE_HEAD) and self._late_frame(frame.data):
+            return []
+        return self._riding(frame, AI_SDK_SLOT)
+
+    def _late_frame(self, data: bytes) -> bool:
+        """A frame of its own saying the late entries of the bare frames held (its encoder
+        writes one when the frame after them has no slot); False for another ``data-late`` part."""
+        try:
+            members = envelope_decoder.decode(data)
+            late = late_decoder.decode(members["data"])
+            if set(members) != {"type", "data", "transient"} or bytes(members["transient"]) != b"true":
+                return False
+            self._take_late(late.late)
+        except (FrameProblem, KeyError, msgspec.DecodeError, msgspec.ValidationError):
+            return False  # (another data part of that name, or entries that do not match)
+        return True
 
     def _slow(self, frame: Frame) -> tuple[Chunk | None, dict[str, Raw], list[Event]]:
         """Unknown members, ``data-*`` parts, chunk types kept whole, invalid values."""

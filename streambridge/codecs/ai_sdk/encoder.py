@@ -91,7 +91,7 @@ from .wire import (
     ToolOutputErrorW,
 )
 
-__all__ = ["DONE", "TRANSIENT", "AiSdkEncoder", "approval_id"]
+__all__ = ["DONE", "LATE", "LATE_HEAD", "TRANSIENT", "AiSdkEncoder", "approval_id"]
 
 _encode = msgspec.json.Encoder().encode
 #: the end marker the SDK's SSE writer sends when the stream closes
@@ -107,6 +107,12 @@ DENIED_TEXT = "The tool call was denied."
 _BODY_HEADS = (b'"id"', b'"data"')
 #: how every carrier's members start (see :func:`~streambridge.codecs.carrier.carrier_body`)
 _CARRIER_HEADS = (b'"event"', b'"covers"', b'"whole"')
+#: the chunks with no ``providerMetadata`` in any profile (strict objects): in a call whose start
+#: had a carrier, their carriers ride late (codecs/riding.py), so they take no frame of their own
+LATE: frozenset[type[Event]] = frozenset((ToolInputDelta, ToolApprovalRequest))
+#: a frame of its own saying late entries, when the frame after them has no slot
+LATE_HEAD = b'{"type":"data-late","data":{'
+_LATE_TAIL = b'},"transient":true}'
 _SETTLED = ("approved", "denied")
 
 
@@ -177,6 +183,11 @@ class AiSdkEncoder(BracketWriter, Encoder):
         return payload, len(allowed) == len(e.extra)
 
     ride_slot = AI_SDK_SLOT  # a chunk with providerMetadata carries its event there (codecs/riding.py)
+    late_types = LATE
+
+    def _late_payload(self, members: bytes) -> bytes:
+        return LATE_HEAD + members + _LATE_TAIL
+
     rides_forward = True
 
     def _has_slot(self, frame: bytes) -> bool:

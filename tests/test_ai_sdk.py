@@ -618,20 +618,22 @@ def test_a_late_list_that_does_not_match_the_held_frames_loses_nothing() -> None
 def test_a_held_chunk_goes_out_when_the_next_frame_comes_or_the_input_ends() -> None:
     """A carried call's bare delta waits for the frame after it (which may say it late): no
     later than that frame, or the end of the input."""
-    start = {
-        "type": "tool-input-start",
-        "toolCallId": "c1",
-        "toolName": "s",
-        "providerMetadata": {
-            "streambridge": {"event": {"type": "tool-input-start", "callId": "c1", "name": "s", "extra": {"x": 1}}}
-        },
-    }
+
+    def start(call: str) -> dict:
+        carrier = {"event": {"type": "tool-input-start", "callId": call, "name": "s", "extra": {"x": 1}}}
+        return {
+            "type": "tool-input-start",
+            "toolCallId": call,
+            "toolName": "s",
+            "providerMetadata": {"streambridge": carrier},
+        }
+
     decoder = get("ai-sdk").decoder()
-    decoder.feed(sse({"type": "start"}, {"type": "start-step"}, start))
+    decoder.feed(sse({"type": "start"}, {"type": "start-step"}, start("c1")))
     assert decoder.feed(sse({"type": "tool-input-delta", "toolCallId": "c1", "inputTextDelta": "{"})) == []
     available = {"type": "tool-input-available", "toolCallId": "c1", "toolName": "s", "input": {}}
     out = decoder.feed(sse({"type": "tool-input-delta", "toolCallId": "c1", "inputTextDelta": "}"}, available))
     assert [type(e).__name__ for e in out] == ["ToolInputDelta", "ToolInputDelta", "ToolCall"]
-    decoder.feed(sse(dict(start, toolCallId="c2")))
+    decoder.feed(sse(start("c2")))
     assert decoder.feed(sse({"type": "tool-input-delta", "toolCallId": "c2", "inputTextDelta": "{}"})) == []
     assert [type(e).__name__ for e in decoder.close()][:1] == ["ToolInputDelta"]

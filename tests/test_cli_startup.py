@@ -78,8 +78,11 @@ def test_help_imports_no_codec_and_no_server(tmp_path, args: tuple[str, ...]) ->
     assert not heavy(modules) and not protocols(modules)
 
 
-def test_protocols_imports_every_codec_and_no_server(tmp_path) -> None:
+def test_the_protocol_list_imports_no_codec_and_the_pairs_every_codec(tmp_path) -> None:
+    """The one-line-each list is the registry's; what travels natively is each codec's."""
     modules = modules_after(tmp_path, "protocols")
+    assert not heavy(modules) and not protocols(modules)
+    modules = modules_after(tmp_path, "protocols", "--pairs")
     assert not heavy(modules) and protocols(modules) == PROTOCOLS
 
 

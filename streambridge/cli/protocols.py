@@ -7,15 +7,17 @@ as one of B's data parts (restored exactly by B's decoder) when B does not.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 import typer
 from rich.table import Table
 
 from .. import codecs
-from ..codecs import Codec
 from .common import DataConsole, VerboseOption, complete_protocol, resolve_protocol, set_verbose
+
+if TYPE_CHECKING:  # (the short list imports no codec)
+    from ..codecs import Codec
 
 __all__ = ["pair_mapping", "protocols_command", "protocols_data"]
 
@@ -84,12 +86,13 @@ def _pair_table(data: dict) -> Table:
     return table
 
 
-def _summary_table(data: dict) -> Table:
+def _summary_table() -> Table:
+    """One line per protocol, from the registry alone: no protocol module is imported."""
     table = Table(box=None, pad_edge=False, show_header=True)
     for column in ("protocol", "aliases", "what it is"):
         table.add_column(column, overflow="fold")
-    for c in data["codecs"]:
-        table.add_row(c["name"], ", ".join(c["aliases"]) or "-", c["title"])
+    for name in codecs.names():
+        table.add_row(name, ", ".join(codecs.aliases(name)) or "-", codecs.title(name))
     return table
 
 
@@ -113,6 +116,11 @@ def protocols_command(
 ) -> None:
     """List the protocols, one line each; NAME shows one in detail, --pairs what travels natively."""
     set_verbose(verbose)
+    if not (names or pairs or json_output):
+        console = DataConsole()
+        console.print(_summary_table())
+        console.print("streambridge protocols NAME… shows framings and what travels natively; --pairs every pair.")
+        return
     chosen = [resolve_protocol(name, "protocols").name for name in names] if names else None
     data = protocols_data(list(dict.fromkeys(chosen)) if chosen else None)
     if json_output:
@@ -121,12 +129,9 @@ def protocols_command(
     console = DataConsole()
     if pairs:
         console.print(_pair_table(data))
-    elif chosen:
+    else:
         console.print(_codec_table(data))
         console.print(_pair_table(data))
         console.print(
             "What B cannot say natively rides in B's data parts and comes back exact (--pairs: the pairs only)."
         )
-    else:
-        console.print(_summary_table(data))
-        console.print("streambridge protocols NAME… shows framings and what travels natively; --pairs every pair.")

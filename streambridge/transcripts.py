@@ -310,8 +310,8 @@ def sniff(body: bytes, capture: Capture | None = None, complete: bool = True) ->
 
 def detect(source: Source, protocol: str | Codec | None = None) -> Detected:
     """The codec and framing of an input: the protocol given (a name or a codec; an unknown
-    name is the registry's ``KeyError``), or sniffed from its first frames
-    (:class:`ProtocolNotDetected` when they do not tell)."""
+    name is :class:`~streambridge.codecs.UnknownProtocol`, a ``ValueError``), or sniffed from
+    its first frames (:class:`ProtocolNotDetected` when they do not tell)."""
     if protocol is None:
         return _sniffed(source)
     codec = codecs.get(protocol) if isinstance(protocol, str) else protocol

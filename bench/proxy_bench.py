@@ -3,7 +3,7 @@
 
     python bench/proxy_bench.py            # the full run (about a minute on 2 cores)
     python bench/proxy_bench.py --quick    # a smaller run (under 30 s)
-    python bench/proxy_bench.py --pairs    # nest upstream → each client protocol (a few minutes)
+    python bench/proxy_bench.py --pairs    # nest upstream → each client protocol (about a minute)
     python bench/proxy_bench.py --pairs --quick    # (under a minute)
 
 Three processes: the upstream (an aiohttp agentkit server), the proxy under test, and this
@@ -703,7 +703,7 @@ def main() -> None:
     parser.add_argument(
         "--pairs",
         action="store_true",
-        help="streambridge's CPU per frame, nest upstream → agentkit, ai-sdk and ag-ui clients (a few minutes)",
+        help="streambridge's CPU per frame, nest upstream → agentkit, ai-sdk and ag-ui clients (about a minute)",
     )
     parser.add_argument(
         "--role", choices=["upstream", "nest-upstream", "plain", "streambridge"], help=argparse.SUPPRESS

@@ -3,6 +3,8 @@
 
     python bench/proxy_bench.py            # the full run (about a minute on 2 cores)
     python bench/proxy_bench.py --quick    # a smaller run (under 30 s)
+    python bench/proxy_bench.py --pairs    # nest upstream → each client protocol (about a minute)
+    python bench/proxy_bench.py --pairs --quick    # (under a minute)
 
 Three processes: the upstream (an aiohttp agentkit server), the proxy under test, and this
 driver (the clients). Measured:
@@ -18,6 +20,18 @@ driver (the clients). Measured:
   RSS) while all streams are open, minus before, divided by the number of streams.
 
 Prints a markdown table.
+
+``--pairs`` measures instead, in one run, streambridge's proxy CPU per frame for a nest upstream
+translated to each client protocol: nest → agentkit (the baseline), nest → ai-sdk (what a
+``useChat`` client gets) and nest → ag-ui, with the upstream writing 1 and 64 frames per write.
+The upstream answers ``POST <base>/chat`` as the published nest server does (``201``, its
+``X-Agent-*`` headers, the threads it makes), with frames written by streambridge's own nest
+encoder at ``client`` fidelity (what a native nest backend sends): step brackets, reasoning,
+mostly text deltas and a tool call with its output per step. One proxy process per pair, with the
+route ``serve --from nest --to <client>`` builds; the driver sends each client's own request
+(agentkit turn, ``useChat`` body, ``RunAgentInput``) and checks that every stream ends with its
+protocol's terminal of a succeeded run. CPU per frame = the proxy's user+system CPU / the frames
+the upstream wrote. Prints a markdown table with each pair's ratio to nest → agentkit.
 """
 
 from __future__ import annotations
@@ -25,6 +39,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import os
 import re
 import socket
@@ -32,9 +47,11 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import replace
+import uuid
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -42,6 +59,9 @@ sys.path.insert(0, str(ROOT))
 import aiohttp  # noqa: E402
 import msgspec  # noqa: E402
 from aiohttp import web  # noqa: E402
+
+if TYPE_CHECKING:
+    from streambridge.events import Event
 
 START = b'data: {"type":"turn_start","turnId":"t1","messageId":"m1","provider":"bench"}\n\n'
 END = b'data: {"type":"turn_end","turnId":"t1","messageId":"m1","result":{"status":"succeeded","text":"","provider":"bench"}}\n\n'
@@ -137,10 +157,10 @@ def run_plain(port: int, upstream: str) -> None:
     web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None, handler_cancellation=True)
 
 
-def run_streambridge(port: int, upstream: str) -> None:
+def run_streambridge(port: int, upstream: str, source: str = "agentkit", target: str = "nest") -> None:
     from streambridge.bridge import build_config, create_app
 
-    config = build_config(upstream=upstream, source="agentkit", target="nest", environ={})
+    config = build_config(upstream=upstream, source=source, target=target, environ={})
     run_log = os.environ.get("BENCH_RUN_LOG", "memory")  # (runlog_bench.py compares the run logs)
     inspect = os.environ.get("BENCH_INSPECT") == "on"  # (inspector_bench.py: the inspector on and off)
     config = replace(config, port=port, max_upstream_connections=2000, run_log=run_log, inspect=inspect)
@@ -160,8 +180,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def spawn(role: str, port: int, upstream: str = "", traced: bool = False) -> subprocess.Popen[bytes]:
-    args = [sys.executable, __file__, "--role", role, "--port", str(port)]
+def spawn(
+    role: str, port: int, upstream: str = "", traced: bool = False, extra: Sequence[str] = ()
+) -> subprocess.Popen[bytes]:
+    args = [sys.executable, __file__, "--role", role, "--port", str(port), *extra]
     if upstream:
         args += ["--upstream", upstream]
     env = {**os.environ, "BENCH_TRACEMALLOC": "1"} if traced else None
@@ -377,6 +399,274 @@ def report(rows: dict[str, dict[str, float]], lat: dict[str, list[float]], args:
     )
 
 
+# -- nest upstream → each client protocol (--pairs) ----------------------------------------
+
+#: the client protocols of ``--pairs``, the baseline first
+PAIRS = ("agentkit", "ai-sdk", "ag-ui")
+PAIR_TITLES = {"agentkit": "nest → agentkit (baseline)", "ai-sdk": "nest → ai-sdk (useChat)", "ag-ui": "nest → ag-ui"}
+#: the issue's target: nest → ai-sdk's CPU per frame at 64 frames per write, over nest → agentkit's
+AI_SDK_TARGET = 1.3
+#: what the published nest server's run says of a thread it did not make (tests/nest_threads.py)
+UNKNOWN_THREAD = (
+    b'event: error\ndata: {"code":"run_failed",'
+    b'"message":"Cannot read properties of undefined (reading \'messages\')"}\n\n'
+)
+
+
+def nest_events(frames: int) -> Iterator[Event]:
+    """A tool-using run of whole steps, about ``frames`` frames in nest: each step is step-start,
+    reasoning, 40 text deltas, a tool call with its input, its output, step-finish (45 frames)."""
+    from msgspec import Raw
+
+    from streambridge.events import (
+        ReasoningDelta,
+        RunStart,
+        StepFinish,
+        StepStart,
+        Terminal,
+        TextDelta,
+        ToolCall,
+        ToolOutput,
+        Usage,
+    )
+
+    yield RunStart(run_id="run-1", thread_id="thr-1")
+    text: list[str] = []
+    for step in range(max(1, (frames - 2) // 45)):
+        yield StepStart()
+        yield ReasoningDelta(text="thinking about it")
+        for k in range(40):
+            text.append(f"w{k} ")
+            yield TextDelta(text=text[-1])
+        call = f"call-{step}"
+        yield ToolCall(call_id=call, name="lookup", input=Raw(b'{"q":"item %d"}' % step), tool_kind="read")
+        yield ToolOutput(call_id=call, output=Raw(b'{"rows":3,"ok":true}'))
+        yield StepFinish(usage=Usage(input_tokens=11, output_tokens=5), cost_usd=None)
+    yield Terminal(status="succeeded", text="".join(text))
+
+
+def nest_encode(events: Iterable[Event]) -> list[bytes]:
+    """Events as streambridge's nest encoder writes them at ``client`` fidelity (what a native
+    nest backend sends, no carriers), one frame each."""
+    from streambridge import codecs
+
+    body = codecs.get("nest").encoder(fidelity="client").encode(events)
+    return [frame + b"\n\n" for frame in body.split(b"\n\n") if frame]
+
+
+@functools.cache
+def nest_answer(frames: int) -> tuple[bytes, ...]:
+    """The frames after ``meta`` of a run of about ``frames`` frames (the meta frame names each
+    request's own run and thread)."""
+    return tuple(nest_encode(nest_events(frames))[1:])
+
+
+def nest_frames_written(frames: int) -> int:
+    """How many frames the nest upstream writes for ``bulk:<frames>:…`` (its meta frame too)."""
+    return 1 + len(nest_answer(frames))
+
+
+class NestServer:
+    """The published nest server's chat route as the proxy meets it: ``POST <base>/chat`` with
+    ``message`` ``bulk:<frames>:<per write>``, answered ``201`` with ``X-Agent-Run-Id`` and
+    ``X-Agent-Thread-Id``; a message without ``threadId`` gets a new thread, and a thread it did
+    not make fails its run (tests/nest_threads.py)."""
+
+    def __init__(self) -> None:
+        self.threads: set[str] = set()
+        self.runs = 0
+
+    async def chat(self, request: web.Request) -> web.StreamResponse:
+        from streambridge.events import RunStart
+
+        chat = msgspec.json.decode(await request.read())
+        _, count, per_write = chat["message"].split(":")
+        self.runs += 1
+        run_id, thread = f"run-{self.runs}", chat.get("threadId")
+        if thread is None:
+            thread = f"thr-{len(self.threads) + 1}"
+            self.threads.add(thread)
+        frames = nest_encode([RunStart(run_id=run_id, thread_id=thread)])
+        frames += nest_answer(int(count)) if thread in self.threads else [UNKNOWN_THREAD]
+        headers = {
+            "Content-Type": "text/event-stream",
+            "Cache-Control": "no-cache",
+            "X-Agent-Run-Id": run_id,
+            "X-Agent-Thread-Id": thread,
+        }
+        resp = web.StreamResponse(status=201, headers=headers)
+        await resp.prepare(request)
+        step = int(per_write)
+        for i in range(0, len(frames), step):
+            await resp.write(b"".join(frames[i : i + step]))
+        return resp
+
+
+def run_nest_upstream(port: int) -> None:
+    app = web.Application()
+    app.router.add_post("/agent/chat", NestServer().chat)
+    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None, handler_cancellation=True)
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex}"
+
+
+def agentkit_turn(text: str) -> dict[str, Any]:
+    return {"text": text, "history": []}
+
+
+def use_chat_body(text: str) -> dict[str, Any]:
+    """What ``useChat``'s DefaultChatTransport posts for a first message (a new chat each)."""
+    user = {"id": new_id("msg"), "role": "user", "parts": [{"type": "text", "text": text}]}
+    return {"id": new_id("chat"), "messages": [user], "trigger": "submit-message"}
+
+
+def run_agent_input(text: str) -> dict[str, Any]:
+    """What an AG-UI ``HttpAgent`` posts for a first message (a new thread each)."""
+    user = {"id": new_id("msg"), "role": "user", "content": text}
+    return {
+        "threadId": new_id("thread"),
+        "runId": new_id("run"),
+        "messages": [user],
+        "tools": [],
+        "context": [],
+        "state": {},
+        "forwardedProps": {},
+    }
+
+
+def agentkit_ends(last: list[bytes]) -> bool:
+    return last[-1].startswith(b'data: {"type":"turn_end"') and b'"result":{"status":"succeeded"' in last[-1]
+
+
+def ai_sdk_ends(last: list[bytes]) -> bool:
+    return last[-1] == b"data: [DONE]" and last[-2].startswith(b'data: {"type":"finish"')
+
+
+def ag_ui_ends(last: list[bytes]) -> bool:
+    return last[-1].startswith(b'data: {"type":"RUN_FINISHED"')
+
+
+@dataclass(frozen=True)
+class Client:
+    """How a client of a protocol asks for a run, and how its stream of a succeeded run ends
+    (so the bench cannot measure error streams)."""
+
+    path: str
+    body: Callable[[str], dict[str, Any]]
+    ends: Callable[[list[bytes]], bool]  # the stream's last frames, comments left out
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+CLIENTS = {
+    "agentkit": Client("", agentkit_turn, agentkit_ends),
+    "ai-sdk": Client("api/chat", use_chat_body, ai_sdk_ends),
+    "ag-ui": Client("", run_agent_input, ag_ui_ends, {"Accept": "text/event-stream"}),
+}
+
+
+@dataclass
+class Pair:
+    """A ``streambridge serve --from nest --to <target>`` process."""
+
+    target: str
+    url: str
+    proc: subprocess.Popen[bytes]
+
+
+def data_lines(frames: Iterable[bytes | bytearray]) -> list[bytes]:
+    """Each frame's ``data:`` line, without the ``id:`` lines the proxy numbers frames with (for
+    resumes) and without comment frames (heartbeats)."""
+    lines = (next((line for line in f.split(b"\n") if line.startswith(b"data: ")), None) for f in frames)
+    return [bytes(line) for line in lines if line is not None]
+
+
+async def pair_stream(session: aiohttp.ClientSession, pair: Pair, text: str) -> None:
+    """One run through the pair's proxy, read whole; raises unless it ends as a succeeded run."""
+    client = CLIENTS[pair.target]
+    body = bytearray()
+    async with session.post(pair.url + client.path, json=client.body(text), headers=client.headers) as resp:
+        async for chunk in resp.content.iter_any():
+            body += chunk
+        status = resp.status
+    last = data_lines(body.rstrip(b"\n").rsplit(b"\n\n", 8)[1:])
+    if status != 200 or len(last) < 2 or not client.ends(last):
+        raise RuntimeError(f"nest → {pair.target}: {status}, the stream ends {[f[:300] for f in last]!r}")
+
+
+async def pair_bulk(session: aiohttp.ClientSession, pair: Pair, frames: int, per_write: int, streams: int) -> float:
+    """The proxy's CPU microseconds per frame the upstream wrote, ``frames`` over ``streams``."""
+    per_stream = frames // streams
+    cpu0 = cpu_seconds(pair.proc.pid)
+    await asyncio.gather(*(pair_stream(session, pair, f"bulk:{per_stream}:{per_write}") for _ in range(streams)))
+    cpu = cpu_seconds(pair.proc.pid) - cpu0
+    return cpu * 1e6 / (nest_frames_written(per_stream) * streams)
+
+
+async def start_pairs(upstream_url: str, procs: list[subprocess.Popen[bytes]]) -> list[Pair]:
+    """One proxy process per pair (each one's CPU is the pair's own)."""
+    pairs = []
+    for target in PAIRS:
+        port = free_port()
+        proc = spawn("streambridge", port, upstream_url, extra=("--source", "nest", "--target", target))
+        procs.append(proc)
+        pairs.append(Pair(target, f"http://127.0.0.1:{port}/", proc))
+        await wait_listening(port, proc)
+    return pairs
+
+
+async def drive_pairs(args: argparse.Namespace) -> None:
+    up_port = free_port()
+    upstream = spawn("nest-upstream", up_port)
+    procs = [upstream]
+    cpu: dict[tuple[str, int], float] = {}
+    try:
+        await wait_listening(up_port, upstream)
+        pairs = await start_pairs(f"http://127.0.0.1:{up_port}/agent", procs)
+        connector = aiohttp.TCPConnector(limit=0)
+        async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=None)) as session:
+            for pair in pairs:  # warm up (imports, pools, allocator)
+                await pair_bulk(session, pair, 2000, 1, 1)
+            for per_write in (1, 64):
+                for _ in range(args.rounds):  # interleaved, so the machine's load is shared alike
+                    for pair in pairs:
+                        key = (pair.target, per_write)
+                        got = await pair_bulk(session, pair, args.bulk_frames, per_write, args.bulk_streams)
+                        cpu[key] = min(cpu.get(key, float("inf")), got)
+    finally:
+        stop_processes(procs)
+    report_pairs(cpu, args)
+
+
+def report_pairs(cpu: dict[tuple[str, int], float], args: argparse.Namespace) -> None:
+    frames = nest_frames_written(args.bulk_frames // args.bulk_streams) * args.bulk_streams
+    print(
+        f"\nstreambridge proxy bench --pairs: nest upstream → each client (the proxy's default fidelity); "
+        f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}; bulk {frames} upstream frames over "
+        f"{args.bulk_streams} streams (best of {args.rounds}); proxy CPU (user+sys) per upstream frame\n"
+    )
+    print(
+        "| pair | CPU per frame, 1 frame per write | ratio to nest → agentkit "
+        "| CPU per frame, 64 frames per write | ratio to nest → agentkit | target |"
+    )
+    print("|---|---:|---:|---:|---:|---|")
+    for target in PAIRS:
+        cells = []
+        for per_write in (1, 64):
+            mine, base = cpu[(target, per_write)], cpu[("agentkit", per_write)]
+            cells += [f"{mine:.2f} µs", f"{mine / base:.2f}" if base else "below the clock resolution"]
+        goal = f"64 frames per write: ratio ≤ {AI_SDK_TARGET}" if target == "ai-sdk" else ""
+        print(f"| {PAIR_TITLES[target]} | {' | '.join(cells)} | {goal} |")
+    mine, base = cpu[("ai-sdk", 64)], cpu[("agentkit", 64)]
+    ratio = mine / base if base else float("inf")
+    verdict = "met" if ratio <= AI_SDK_TARGET else f"NOT met ({ratio / AI_SDK_TARGET - 1:.0%} over)"
+    print(
+        f"\nnest → ai-sdk, 64 frames per write: {ratio:.2f} times nest → agentkit's CPU per frame; "
+        f"target ≤ {AI_SDK_TARGET}: {verdict}"
+    )
+
+
 def add_load_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bulk-frames", type=int)
     parser.add_argument("--bulk-streams", type=int, default=4)
@@ -410,22 +700,35 @@ def compare_main(doc: str, drive: Callable[[argparse.Namespace], Awaitable[None]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a smaller run (under 30 s)")
-    parser.add_argument("--role", choices=["upstream", "plain", "streambridge"], help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--pairs",
+        action="store_true",
+        help="streambridge's CPU per frame, nest upstream → agentkit, ai-sdk and ag-ui clients (about a minute)",
+    )
+    parser.add_argument(
+        "--role", choices=["upstream", "nest-upstream", "plain", "streambridge"], help=argparse.SUPPRESS
+    )
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--upstream", help=argparse.SUPPRESS)
+    parser.add_argument("--source", default="agentkit", help=argparse.SUPPRESS)
+    parser.add_argument("--target", default="nest", help=argparse.SUPPRESS)
     add_load_options(parser)
     args = parser.parse_args()
     if args.role == "upstream":
         run_upstream(args.port)
-        return
-    if args.role == "plain":
+    elif args.role == "nest-upstream":
+        run_nest_upstream(args.port)
+    elif args.role == "plain":
         run_plain(args.port, args.upstream)
-        return
-    if args.role == "streambridge":
-        run_streambridge(args.port, args.upstream)
-        return
-    load_defaults(args, rounds=2, streams=500)
-    asyncio.run(drive(args))
+    elif args.role == "streambridge":
+        run_streambridge(args.port, args.upstream, args.source, args.target)
+    elif args.pairs:  # (more frames than the default mode: CPU per frame is its only figure)
+        args.bulk_frames = args.bulk_frames or (200_000 if args.quick else 400_000)
+        load_defaults(args, rounds=5, streams=500)
+        asyncio.run(drive_pairs(args))
+    else:
+        load_defaults(args, rounds=2, streams=500)
+        asyncio.run(drive(args))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ import signal
 from pathlib import Path
 
 import aiohttp
-import pytest
 
 from streambridge.bridge.server import WORKER_HEADER
 
@@ -21,6 +20,7 @@ from .cli_support import Proc
 from .proxy_support import url_of
 from .redis_support import RedisServer, free_port
 from .test_resume_scale import DONE, client_keeps, paced_agent, without_meta
+from .tools import unavailable
 
 #: fresh connections tried before giving up on reaching the other worker (each lands on one
 #: of two: the chance that 200 all land on the same one is 2^-199)
@@ -52,10 +52,11 @@ async def resume_on_another_worker(
     raise AssertionError(f"{ATTEMPTS} connections all reached worker {not_on}")
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads parent pids from /proc (Linux)")
 async def test_two_workers_share_a_port_and_a_run_resumes_live_on_the_other(
     aiohttp_server, redis_server: RedisServer
 ) -> None:
+    if not Path("/proc/self/stat").exists():
+        unavailable("/proc is missing: the test reads the workers' parent pids there (Linux)")
     release = asyncio.Event()
     upstream = await aiohttp_server(paced_agent(release))
     port = free_port()

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -19,14 +20,18 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
+def unavailable(reason: str) -> NoReturn:
+    """Skip, saying why; under CI=true fail instead (CI has everything the tests need)."""
+    if in_ci():
+        pytest.fail(reason + " (CI=true: a missing tool fails instead of skipping)", pytrace=False)
+    pytest.skip(reason)
+
+
 def require(tool: str, why: str) -> str:
     """The tool's path; a skip (a failure under CI=true) naming the tool and why it is needed."""
     path = shutil.which(tool)
     if path is None:
-        reason = f"{tool!r} is not on PATH: {why}"
-        if in_ci():
-            pytest.fail(reason + " (CI=true: a missing tool fails instead of skipping)", pytrace=False)
-        pytest.skip(reason)
+        unavailable(f"{tool!r} is not on PATH: {why}")
     return path
 
 

@@ -293,6 +293,8 @@ def protocol_of_frame(frame: Frame) -> str | None:
         likeness = codecs.get(name).sniff(frame)
         if likeness > best_likeness:
             best, best_likeness = name, likeness
+            if likeness == Likeness.MARKER:
+                break  # (none after it can say more: a tie goes to the first; the rest stay unimported)
     return best
 
 

@@ -94,10 +94,13 @@ def test_convert_imports_its_two_codecs_only(tmp_path) -> None:
     assert protocols(modules) == {"streambridge.codecs.nest", "streambridge.codecs.oma"}
 
 
-def test_convert_of_an_unnamed_protocol_sniffs_with_every_codec_but_imports_no_server(tmp_path) -> None:
+def test_sniffing_stops_at_a_marker_and_imports_no_server(tmp_path) -> None:
+    """A nest file's first frame is nest's marker (``event: meta``): no codec registered after
+    nest can say more, so none is asked (or imported) but the target."""
     golden = str(GOLDEN / "plain-text" / "nest.sse")
     modules = modules_after(tmp_path, "convert", golden, "--to", "oma", "-o", str(tmp_path / "o"))
     assert not heavy(modules)
+    assert protocols(modules) == {"streambridge.codecs.agentkit", "streambridge.codecs.nest", "streambridge.codecs.oma"}
 
 
 def bash_completion(tmp_path, *words: str) -> tuple[set[str], list[str]]:

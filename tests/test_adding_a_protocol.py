@@ -16,7 +16,7 @@ import pytest
 from aiohttp import web
 
 from streambridge import codecs, translate
-from streambridge.cli import replay
+from streambridge.cli import replay_server as replay
 from streambridge.events import Event, Terminal, TextDelta
 
 from .cli_support import invoke

@@ -24,7 +24,7 @@ from typer.testing import CliRunner, Result
 
 from streambridge import codecs
 from streambridge.bridge.config import ConfigError, build_config
-from streambridge.cli import app, completion, replay
+from streambridge.cli import app, completion, replay_server
 from streambridge.cli.common import protocol_names
 
 from .cli_support import GOLDEN, TIMEOUT, Proc, env, invoke
@@ -349,8 +349,8 @@ async def test_record_with_the_wrong_protocol_says_which_it_is(aiohttp_server, t
 
 async def test_replay_logs_every_request(aiohttp_client, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="streambridge.replay")
-    playback = replay.render(replay.load_recording(NEST_RUN, None), None, None)
-    client = await aiohttp_client(replay.make_replay_app([playback], cors="*"))
+    playback = replay_server.render(replay_server.load_recording(NEST_RUN, None), None, None)
+    client = await aiohttp_client(replay_server.make_replay_app([playback], cors="*"))
     await (await client.post("/agent/chat?transcript=nest.sse", json={})).read()
     assert (await client.get("/agent/chat/nope/stream")).status == 404
     assert (await client.options("/agent/chat")).status == 204

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from streambridge.cli import replay
+from streambridge.cli import replay_server as replay
+from streambridge.cli.common import resolve_protocol
 
 from .cli_support import CAPTURES, GOLDEN, copy_golden, invoke, translated, user_error
 from .corpus import FILES, capture_body
@@ -18,7 +19,7 @@ from .corpus import FILES, capture_body
 
 def playback(path: Path, to: str | None = None, framing: str | None = None) -> replay.Playback:
     recording = replay.load_recording(path, None)
-    return replay.render(recording, replay.resolve_protocol(to, "--to") if to else None, framing)
+    return replay.render(recording, resolve_protocol(to, "--to") if to else None, framing)
 
 
 def test_replay_prints_the_transcript_verbatim() -> None:
@@ -152,7 +153,7 @@ async def test_agentkit_and_oma_answer_a_post_on_the_base(aiohttp_client, to: st
 async def test_a_directory_is_served_in_order_or_by_name(aiohttp_client, tmp_path: Path) -> None:
     root = copy_golden(tmp_path, "plain-text", "refused")
     recordings = replay.load_recordings(str(root), None)
-    playbacks = [replay.render(r, replay.resolve_protocol("oma", "--to"), None) for r in recordings]
+    playbacks = [replay.render(r, resolve_protocol("oma", "--to"), None) for r in recordings]
     client = await aiohttp_client(replay.make_replay_app(playbacks))
     names = [r.keys[0] for r in recordings]
     assert names == [f"{s}/{f}" for s in ("plain-text", "refused") for f in sorted(FILES.values())]

@@ -19,7 +19,9 @@ from streambridge.cli.app import COMMANDS, command_function
 
 from .corpus import GOLDEN, ROOT
 
-HEAVY = ("aiohttp", "redis", "streambridge.bridge", "streambridge.inspector", "streambridge.cli.replay")
+HEAVY = ("aiohttp", "redis", "streambridge.bridge.", "streambridge.inspector", "streambridge.cli.replay_server")
+#: the proxy's configuration is read without the proxy (``inspect`` names its token variable)
+LIGHT = {"streambridge.bridge.config", "streambridge.bridge.surfaces"}
 PROTOCOLS = {
     "streambridge.codecs.agentkit",
     "streambridge.codecs.nest",
@@ -56,7 +58,7 @@ def modules_after(tmp_path, *args: str) -> set[str]:
 
 
 def heavy(modules: set[str]) -> set[str]:
-    return {m for m in modules if m.startswith(HEAVY)}
+    return {m for m in modules if m.startswith(HEAVY) and m not in LIGHT}
 
 
 def protocols(modules: set[str]) -> set[str]:
@@ -143,4 +145,18 @@ def test_each_listed_summary_is_its_commands_first_docstring_line() -> None:
 def test_completing_a_proxy_option_imports_no_proxy(tmp_path) -> None:
     modules, replies = bash_completion(tmp_path, "streambridge", "serve", "--from", "agentfootprint", ":")
     assert replies == ["host"]
+    assert not heavy(modules) and not protocols(modules)
+
+
+@pytest.mark.parametrize(
+    ("command", "option"),
+    [("replay", "--to"), ("record", "--protocol"), ("demo", "--to"), ("inspect", "--to"), ("serve", "--to")],
+)
+def test_completing_a_server_or_client_command_imports_no_server_nor_client(
+    tmp_path, command: str, option: str
+) -> None:
+    """The commands that serve or fetch over HTTP import aiohttp when they run, not when a
+    shell completes their options."""
+    modules, replies = bash_completion(tmp_path, "streambridge", command, option, "ag-")
+    assert replies == ["ag-ui"]
     assert not heavy(modules) and not protocols(modules)

@@ -17,7 +17,7 @@ from multidict import CIMultiDict
 from streambridge.bridge import ConfigError, build_config
 from streambridge.bridge.state import STATE
 from streambridge.bridge.surfaces import upstream_headers
-from streambridge.cli import replay
+from streambridge.cli import replay_server as replay
 from streambridge.inspector.analysis import REDACTED
 
 from .inspector_support import ANSWER, ANSWER_FRAMES, UPSTREAM_SECRET, NestBackend, echo_frame, inspected_proxy

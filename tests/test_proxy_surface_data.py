@@ -19,7 +19,7 @@ from aiohttp import web
 from streambridge import codecs
 from streambridge.bridge.cors import Cors
 from streambridge.bridge.state import STATE
-from streambridge.cli import replay
+from streambridge.cli import replay_server as replay
 from streambridge.events import TextDelta
 
 from .corpus import ROOT, convert, golden
@@ -242,7 +242,11 @@ def test_the_proxy_and_replay_name_no_protocol_nor_its_headers_or_body_members()
         codec = codecs.get(name)
         words |= {codec.name, *codec.aliases, *codec.http.exposed_headers}
     word = re.compile("|".join(rf"(?<![\w-]){re.escape(w)}(?![\w-])" for w in sorted(words, key=len, reverse=True)))
-    files = [*sorted((ROOT / "streambridge/bridge").rglob("*.py")), ROOT / "streambridge/cli/replay.py"]
+    files = [
+        *sorted((ROOT / "streambridge/bridge").rglob("*.py")),
+        ROOT / "streambridge/cli/replay.py",
+        ROOT / "streambridge/cli/replay_server.py",
+    ]
     found = [
         f"{path.relative_to(ROOT)}:{line}: {text[:60]!r}"
         for path in files

@@ -11,15 +11,9 @@ import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import aiohttp
 import typer
-from aiohttp import web
-from rich.console import Console
-from rich.live import Live
-from rich.table import Table
-from rich.text import Text
 
 from ..codecs import Codec
 from ..codecs.framing import Framing, detect_framing
@@ -38,7 +32,11 @@ from .common import (
     set_verbose,
 )
 from .options import protocol_help
-from .replay import Recording, make_replay_app, render
+
+if TYPE_CHECKING:  # (the server, the client and the live table are imported when the demo runs)
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
 
 __all__ = [
     "CELL_LINE_LIMIT",
@@ -142,6 +140,8 @@ class DemoRun:
 
 
 def _cell(data: bytes) -> Text:
+    from rich.text import Text
+
     lines = [line for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
     if not lines:
         return Text("·", style="dim")
@@ -150,6 +150,8 @@ def _cell(data: bytes) -> Text:
 
 
 def _table(source: Codec, target: Codec) -> Table:
+    from rich.table import Table
+
     table = Table(show_lines=True, expand=True)
     table.add_column("#", justify="right", style="dim", no_wrap=True)
     table.add_column(f"{source.name}: from the backend, over HTTP", ratio=1, overflow="fold")
@@ -159,6 +161,10 @@ def _table(source: Codec, target: Codec) -> Table:
 
 async def run_demo(name: str, body: bytes, source: Codec, target: Codec, delay: float, table: Table) -> DemoRun:
     """Serve ``body`` from a fake backend, fetch it, translate it as it arrives, fill ``table``."""
+    from aiohttp import web
+
+    from .replay_server import Recording, make_replay_app, render
+
     framing = detect_framing(body) or source.default_framing
     recording = Recording(name, (name,), source, framing, None, [p.raw for p in cut_frames([body], framing)])
     app = make_replay_app([render(recording, None, None)], delays=[delay])
@@ -175,6 +181,8 @@ async def run_demo(name: str, body: bytes, source: Codec, target: Codec, delay: 
 
 
 async def _fetch(url: str, source: Codec, target: Codec, framing: Framing, table: Table) -> DemoRun:
+    import aiohttp
+
     translator = Translator(source.name, target.name, source_framing=framing)
     cutter = FrameCutter(framing)
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=5, sock_read=30)
@@ -256,6 +264,8 @@ def demo_command(
     )
     table = _table(source, target)
     if console.is_terminal:
+        from rich.live import Live
+
         with Live(table, console=console, refresh_per_second=12, vertical_overflow="visible"):
             run = asyncio.run(run_demo(name, body, source, target, max(delay_ms, 0) / 1000, table))
     else:

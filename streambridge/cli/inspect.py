@@ -10,19 +10,17 @@ import ipaddress
 import os
 import secrets
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import quote
 
 import typer
 
-from .. import Translator
-from ..bridge.boundary import HostCheck, guard_server_log
 from ..bridge.config import ENV_PREFIX
-from ..inspector import Inspector, StreamCapture, StreamFacts
-from ..inspector.web import PREFIX, create_inspect_app
 from .common import findings_exit, note, resolve_protocol
 from .options import PORT_MAX, PORT_MIN, AsRecordedTarget, ForceOption, SniffedSource
-from .replay import load_recording, serve_app
+
+if TYPE_CHECKING:  # (the inspector and its server are imported when the command runs)
+    from ..inspector import StreamCapture
 
 __all__ = ["TOKEN_VARIABLE", "access_token", "inspect_command", "page_url", "recorded_capture"]
 
@@ -33,6 +31,10 @@ TOKEN_VARIABLE = ENV_PREFIX + "INSPECT_TOKEN"  # the proxy's inspector reads the
 def recorded_capture(file: str, source: str | None, target: str | None, force: bool = False) -> StreamCapture:
     """The transcript as the inspector keeps a stream: its frames as received, their translation
     as a client would get it."""
+    from .. import Translator
+    from ..inspector import StreamCapture, StreamFacts
+    from .replay_server import load_recording
+
     recording = load_recording(file, source, force=force)
     to = resolve_protocol(target, "--to") if target else recording.codec
     translator = Translator(recording.codec.name, to.name, source_framing=recording.framing, strict=False)
@@ -73,6 +75,8 @@ def access_token(host: str) -> str | None:
 def page_url(bound: str, token: str | None) -> str:
     """The page's URL that works: a wildcard address (``0.0.0.0``) is no address to open, so
     this machine's loopback stands for it; the token, when one is needed, in the query."""
+    from ..inspector.web import PREFIX
+
     scheme, _, rest = bound.partition("://")
     host, _, port = rest.rpartition(":")
     if _wildcard(host.strip("[]")):
@@ -114,6 +118,11 @@ def inspect_command(
     force: ForceOption = False,
 ) -> None:
     """Open a recorded transcript in the stream inspector (upstream and translated frames side by side)."""
+    from ..bridge.boundary import HostCheck, guard_server_log
+    from ..inspector import Inspector
+    from ..inspector.web import create_inspect_app
+    from .replay_server import serve_app
+
     with findings_exit():
         capture = recorded_capture(file, from_, to, force)
     token = access_token(host)

@@ -14,10 +14,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, BinaryIO
+from typing import TYPE_CHECKING, Annotated, BinaryIO
 from urllib.parse import urlsplit
 
-import aiohttp
 import msgspec
 import typer
 
@@ -44,6 +43,9 @@ from .common import (
     warn,
 )
 from .options import protocol_help
+
+if TYPE_CHECKING:  # (imported when a recording starts: completion and --help need none of it)
+    import aiohttp
 
 __all__ = [
     "CAPTURE_HEADERS",
@@ -172,6 +174,8 @@ async def record(
     max_time: float | None,
     all_headers: bool,
 ) -> Recorded:
+    import aiohttp
+
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=connect_timeout, sock_read=idle_timeout)
     async with (
         aiohttp.ClientSession(timeout=timeout) as session,
@@ -347,6 +351,8 @@ def record_command(
         ensure_directory(Path(output).parent, parents, Path(output))
     verb = (method or ("POST" if body is not None else "GET")).upper()
     detail(f"{verb} {url} (headers: {', '.join(headers)})")  # names only: values may hold credentials
+    import aiohttp  # (the client, only once a recording starts: completion and --help need none of it)
+
     try:
         recorded = asyncio.run(
             record(

@@ -374,7 +374,7 @@ def serve_command(
     from ..bridge import config as bridge_config
     from ..bridge import server as bridge_server
     from ..bridge import workers as bridge_workers
-    from .replay import listen_error
+    from .replay_server import listen_error
 
     settings: dict[str, Any] = {
         "request_mode": request_mode,
@@ -427,7 +427,7 @@ def serve_command(
 def _serve_worker(cfg: bridge_config.Config, worker: bridge_workers.Worker) -> int:
     """One worker process of ``--workers``: its exit code (a port it cannot bind is a usage error)."""
     from ..bridge import server as bridge_server
-    from .replay import listen_error
+    from .replay_server import listen_error
 
     try:
         bridge_server.run_app(cfg, worker)

@@ -7,10 +7,11 @@ Meta is the event's own when it came with one (``extra``), else the default meta
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
-from msgspec import UNSET, Raw
+from msgspec import UNSET, Raw, UnsetType
 
 from ...events import (
     ArtifactPresented,
@@ -85,6 +86,38 @@ class AgentFootprintEncoder(Encoder):
         if self._sse:
             return _TOKEN_EVENT + payload + b"\n\n"
         return payload + b"\n"
+
+    def write_deltas(
+        self,
+        parts: list[bytes],
+        texts: list[str],
+        reasoning: bool = False,
+        ids: Sequence[bytes] | None = None,
+        part_id: str | UnsetType = UNSET,
+    ) -> bool:
+        """A run of plain primary tokens in one join: each its ``stream.token`` envelope,
+        numbered from the tally's counters as :meth:`_fast_text` numbers one."""
+        tally = self._tally
+        if reasoning or ids is not None or part_id is not UNSET or not tally.meta:
+            return False
+        if not self._started or self._terminated:
+            return False
+        if self._owed:
+            self._pay(parts)
+        if self._own_text:
+            self._text.extend(texts)
+        head = b"%s%d,%s" % (_TOKEN_HEAD, tally.iteration, _TOKEN_INDEX)
+        tail = b'},"meta":' + tally.meta + (b"}\n\n" if self._sse else b"}\n")
+        before = (_TOKEN_EVENT if self._sse else b"") + head
+        first = tally.tokens
+        parts.append(
+            b"".join(
+                [before + b"%d,%s" % (first + k, _TOKEN_CONTENT) + json_encode(t) + tail for k, t in enumerate(texts)]
+            )
+        )
+        tally.tokens += len(texts)
+        tally.primary_tokens(texts)
+        return True
 
     def _carrier_payload(self, event: Event, name: bytes, body: bytes) -> bytes:
         return _CARRIER_HEAD + b',"payload":{"name":' + name + b"," + body + b"}}"

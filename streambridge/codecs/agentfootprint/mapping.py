@@ -134,6 +134,13 @@ class Tally:
         self.call_text.compact()  # a long answer costs about its own size
         self.text.compact()
 
+    def primary_tokens(self, texts: list[str]) -> None:
+        """A run of them (its frames are counted by the caller)."""
+        self.call_text.pieces.extend(texts)
+        self.text.pieces.extend(texts)
+        self.call_text.compact()
+        self.text.compact()
+
     def joined(self) -> str:
         return self.text.text()
 

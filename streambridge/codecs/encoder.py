@@ -312,13 +312,15 @@ class Encoder:
         translation: deltas are nearly all of a stream); False when they need events instead.
         ``ids`` are the frames' own ``id: <digits>`` lines, written before each delta's frame in
         SSE; ``part_id`` the part the deltas name (ai-sdk's and AG-UI's sources name one)."""
-        if not self._text_ready or (ids is not None and not self._sse):
+        if ids is not None and not self._sse:
             return False
-        head = (
-            (self._reasoning_head if reasoning else self._text_head)
-            if part_id is UNSET
-            else self._part_head(reasoning, part_id)
-        )
+        head: bytes | None
+        if part_id is not UNSET:
+            head = self._part_head(reasoning, part_id) if self._text_ready else None
+        else:
+            head = (self._reasoning_head if reasoning else self._text_head) if self._text_ready else None
+            if not head and self._opens_runs():  # (its part is to be opened first)
+                head = self._opened_head(parts, reasoning)
         if not head:  # (a protocol whose parts are named has a head only while its part is open)
             return False
         if self._owed:
@@ -378,6 +380,26 @@ class Encoder:
         else:
             return None
         return head + json_encode(event.text) + self._text_tail if head else None
+
+    def _opens_runs(self) -> bool:
+        """Whether nothing but the protocol's own state stands between a run of plain deltas and
+        :meth:`_opened_head` (no event is waiting, none owed, the stream under way)."""
+        return (
+            self._started
+            and not self._terminated
+            and not self._riders
+            and not self._late
+            and not self._whole_text
+            and not self._owed
+        )
+
+    def _opened_head(self, parts: list[bytes], reasoning: bool) -> bytes | None:
+        """Where a protocol invents the part a plain primary delta goes in (ai-sdk, AG-UI): the
+        frames the delta's handler would write before the delta's own (its step, the other
+        kind's end, its part's start), written, the state after them kept, and the head the
+        delta is then written after; None (nothing written) where the delta needs its event.
+        A step's first delta then costs no event, as its other deltas do."""
+        return None
 
     def _part_head(self, reasoning: bool, part_id: str | UnsetType) -> bytes | None:
         """The head a plain delta of the part ``part_id`` is written after, when the state lets it

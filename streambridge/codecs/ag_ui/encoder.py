@@ -279,6 +279,17 @@ class AgUiEncoder(Encoder):
         self._reasoning_head = self._content_head("reasoning", reasoning) if ready and reasoning else b""
         return ready
 
+    def _opened_head(self, parts: list[bytes], reasoning: bool) -> bytes | None:
+        """What :meth:`_delta` writes before a plain delta that opens this encoder's message,
+        where no approval waits: the other kind's end, the message's start."""
+        kind = "reasoning" if reasoning else "text"
+        if self._waiting or self._invented[kind] is not None:
+            return None
+        self._open_invented(kind, parts)
+        self._derived_place = None
+        self._text_ready = self._plain_text_ok()
+        return self._reasoning_head if reasoning else self._text_head
+
     def _part_head(self, reasoning: bool, part_id: str | UnsetType) -> bytes | None:
         """A delta of the source's own message, open here."""
         kind = "reasoning" if reasoning else "text"

@@ -97,6 +97,7 @@ _encode = msgspec.json.Encoder().encode
 #: the end marker the SDK's SSE writer sends when the stream closes
 DONE = b"[DONE]"
 _ERROR_FINISH = b'{"type":"finish","finishReason":"error"}'
+_START_STEP = _encode(StartStepW())
 #: events whose data parts are marked ``transient`` (passing UI state, not message content)
 TRANSIENT: frozenset[type[Event]] = frozenset((Status, Title, Queue))
 _OPENS_TOOL = (ToolInputStart, ToolCall)
@@ -352,6 +353,32 @@ class AiSdkEncoder(BracketWriter, Encoder):
         self._text_head = self._delta_head("text", text) if ready and text and reasoning is None else b""
         self._reasoning_head = self._delta_head("reasoning", reasoning) if ready and reasoning and text is None else b""
         return ready
+
+    def _opened_head(self, parts: list[bytes], reasoning: bool) -> bytes | None:
+        """What :meth:`_prelude` and :meth:`_delta_with` write before a plain delta that opens
+        this encoder's part, where no bracket waits and no tool call is in the step: the step's
+        ``start-step`` (when none is open), the other kind's end, the part's start."""
+        steps = self._steps
+        if self._held_finish is not None or self._tool_in_step or steps.pending or steps.tool_in_step:
+            return None
+        if self._step_open != steps.step_open:
+            return None
+        kind, other = ("reasoning", "text") if reasoning else ("text", "reasoning")
+        if self._invented[kind] is not None:
+            return None  # (open, yet no head: the other kind is open too; its delta closes that)
+        opens_step = not self._step_open
+        if opens_step:  # the step it needs, held until the delta decides it (after the other's end)
+            self._set_step(open_=True)
+            self._riders_at_hold = 0
+        self._close_invented(other, parts)
+        if opens_step:
+            steps.follow(StepStart)
+            parts.append(self._emit(_START_STEP, ""))
+        steps.follow(ReasoningDelta if reasoning else TextDelta)
+        parts.append(self._emit(self._part(kind, "start", self._new_invented(kind)), ""))
+        self._derived_place = None
+        self._text_ready = self._plain_text_ok()
+        return self._reasoning_head if reasoning else self._text_head
 
     def _part_head(self, reasoning: bool, part_id: str | UnsetType) -> bytes | None:
         """A delta of the source's own part, open here, when no part of the other kind of this

@@ -726,7 +726,8 @@ class Encoder:
         if self._passed:  # (their riders rode on the frame before this one's carrier)
             passed, self._passed = self._passed, b""
             return passed + self._emit(payload, name, event_id)
-        if not name and not event_id and self._sse and b"\n" not in payload and b"\r" not in payload:
+        # (a byte's value tested, not a one-byte string: ten times as fast, every frame passes here)
+        if not name and not event_id and self._sse and 10 not in payload and 13 not in payload:
             return b"data: " + payload + b"\n\n"
         return self._frame(payload, name, event_id)
 
@@ -794,17 +795,19 @@ class Encoder:
             self._started = True
             self._first = event
             self._begin(event, parts)
-        if type(event) in NEEDS_CARE:
+        t = type(event)  # (what _cared returns is of the same type)
+        if t in NEEDS_CARE:
             event = self._cared(event, parts)
-        if type(event) in _MAY_SKIP and self._skips(event):
+        if t in _MAY_SKIP and self._skips(event):
             return
         if self._whole_text:
-            self._write_whole_text(parts, for_terminal=type(event) is Terminal)
+            self._write_whole_text(parts, for_terminal=t is Terminal)
         self._handle(event, parts)
-        self._note_place(event)
+        if t is ToolOutput or self._derived_place is not None:  # (else nothing to note)
+            self._note_place(event)
         if type(event) is ToolCall or type(event) is ToolInputStart:
             self._announced.add(event.call_id)
-        elif type(event) is Terminal:
+        elif t is Terminal:
             self._terminated = True
             self._text_ready = False
             return

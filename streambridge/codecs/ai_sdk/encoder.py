@@ -98,6 +98,13 @@ _encode = msgspec.json.Encoder().encode
 DONE = b"[DONE]"
 _ERROR_FINISH = b'{"type":"finish","finishReason":"error"}'
 _START_STEP = _encode(StartStepW())
+_FINISH_STEP = _encode(FinishStepW())
+#: ``{"type":"<kind>-<what>","id":`` of every part chunk, made once (frames are built per part)
+_PART_HEADS = {
+    (kind, what): b'{"type":"' + kind.encode() + b"-" + what.encode() + b'","id":'
+    for kind in ("text", "reasoning")
+    for what in ("start", "end", "delta")
+}
 #: events whose data parts are marked ``transient`` (passing UI state, not message content)
 TRANSIENT: frozenset[type[Event]] = frozenset((Status, Title, Queue))
 _OPENS_TOOL = (ToolInputStart, ToolCall)
@@ -271,8 +278,9 @@ class AiSdkEncoder(BracketWriter, Encoder):
                 self._open_step(parts)
             self._close_invented("reasoning" if _KIND[t] == "text" else "text", parts)
         elif t in TOOL_EVENTS:
-            self._close_invented("text", parts)
-            self._close_invented("reasoning", parts)
+            if self._invented["text"] is not None or self._invented["reasoning"] is not None:
+                self._close_invented("text", parts)
+                self._close_invented("reasoning", parts)
             if t in _OPENS_TOOL:
                 self._open_step(parts)
             elif type(e) is ToolApprovalRequest:
@@ -306,11 +314,11 @@ class AiSdkEncoder(BracketWriter, Encoder):
         self._tool_in_step = False
 
     def _write_bracket(self, t: type, e: Event | None, parts: list[bytes], *, implied: bool) -> None:
-        w = StartStepW() if t is StepStart else FinishStepW()
+        chunk, tag = (_START_STEP, "start-step") if t is StepStart else (_FINISH_STEP, "finish-step")
         if e is None:
-            parts.append(self._emit(_encode(w), ""))
+            parts.append(self._emit(chunk, ""))
             return
-        payload, ok = self._chunk(w, e)
+        payload, ok = self._splice(chunk, e, tag)
         payloads: list[Payload] = []
         native = _plain(e) and ok and not implied
         if t is StepFinish:
@@ -333,8 +341,9 @@ class AiSdkEncoder(BracketWriter, Encoder):
 
     def _step_finish(self, e: StepFinish, parts: list[bytes]) -> None:
         """A source's step end, once the event after it is not a failure that ends the stream."""
-        self._close_invented("text", parts)
-        self._close_invented("reasoning", parts)
+        if self._invented["text"] is not None or self._invented["reasoning"] is not None:
+            self._close_invented("text", parts)
+            self._close_invented("reasoning", parts)
         if not self._step_open:
             self._open_step(parts)
         self._set_step(open_=False)
@@ -393,16 +402,15 @@ class AiSdkEncoder(BracketWriter, Encoder):
         made = self._heads.get(kind)
         if made is not None and made[0] == part_id:
             return made[1]
-        head = self._head + b'{"type":"' + kind.encode() + b'-delta","id":' + json_encode(part_id) + b',"delta":'
+        head = self._head + _PART_HEADS[kind, "delta"] + json_encode(part_id) + b',"delta":'
         self._heads[kind] = (part_id, head)
         return head
 
     def _part(self, kind: str, what: str, part_id: str) -> bytes:
-        return b'{"type":"' + kind.encode() + b"-" + what.encode() + b'","id":' + json_encode(part_id) + b"}"
+        return _PART_HEADS[kind, what] + json_encode(part_id) + b"}"
 
     def _delta_chunk(self, kind: str, part_id: str, text: str) -> bytes:
-        head = b'{"type":"' + kind.encode() + b'-delta","id":' + json_encode(part_id)
-        return head + b',"delta":' + json_encode(text) + b"}"
+        return _PART_HEADS[kind, "delta"] + json_encode(part_id) + b',"delta":' + json_encode(text) + b"}"
 
     def _open_invented(self, kind: str, parts: list[bytes]) -> str:
         part = self._invented[kind]
@@ -426,7 +434,10 @@ class AiSdkEncoder(BracketWriter, Encoder):
     def _close_real(self) -> list[Payload]:
         """The ends of the source's parts still open (frames for the event that closes them)."""
         ends: list[Payload] = []
-        for kind, open_ids in self._real.items():
+        real = self._real
+        if not real["text"] and not real["reasoning"]:  # (the most frequent: none, or invented ones)
+            return ends
+        for kind, open_ids in real.items():
             ends.extend(self._part(kind, "end", part) for part in open_ids)
             open_ids.clear()
         return ends
@@ -716,10 +727,10 @@ class AiSdkEncoder(BracketWriter, Encoder):
         self._set_step(open_=False)
         self._put(parts, e, frames, True, lead)
 
-    def write_event(self, event: Event, parts: list[bytes]) -> None:
-        if type(event) is Terminal and self._whole_text and not self._terminated:
+    def _cared(self, event: Event, parts: list[bytes]) -> Event:
+        if type(event) is Terminal and self._whole_text:
             self._reader(Terminal, parts)  # held brackets go before an answer that came whole
-        super().write_event(event, parts)
+        return super()._cared(event, parts)
 
 
 def _str(raw: Raw) -> str | None:

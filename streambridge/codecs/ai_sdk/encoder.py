@@ -373,21 +373,29 @@ class AiSdkEncoder(BracketWriter, Encoder):
         if self._step_open != steps.step_open:
             return None
         kind, other = ("reasoning", "text") if reasoning else ("text", "reasoning")
-        if self._invented[kind] is not None:
+        invented = self._invented
+        if invented[kind] is not None:
             return None  # (open, yet no head: the other kind is open too; its delta closes that)
         opens_step = not self._step_open
         if opens_step:  # the step it needs, held until the delta decides it (after the other's end)
             self._set_step(open_=True)
             self._riders_at_hold = 0
-        self._close_invented(other, parts)
+        if invented[other] is not None:
+            self._close_invented(other, parts)
         if opens_step:
-            steps.follow(StepStart)
             parts.append(self._emit(_START_STEP, ""))
-        steps.follow(ReasoningDelta if reasoning else TextDelta)
-        parts.append(self._emit(self._part(kind, "start", self._new_invented(kind)), ""))
+        steps.follow(ReasoningDelta if reasoning else TextDelta)  # (the state a step-start's leaves too)
+        # the part's start, and the head of its deltas, from one encoding of its id
+        part = self._new_invented(kind)
+        quoted = json_encode(part)
+        parts.append(self._emit(_PART_HEADS[kind, "start"] + quoted + b"}", ""))
+        head = self._head + _PART_HEADS[kind, "delta"] + quoted + b',"delta":'
+        self._heads[kind] = (part, head)
+        # (what _plain_text_ok says now: ready, with this part the one open)
+        self._text_head, self._reasoning_head = (b"", head) if reasoning else (head, b"")
+        self._text_ready = True
         self._derived_place = None
-        self._text_ready = self._plain_text_ok()
-        return self._reasoning_head if reasoning else self._text_head
+        return head
 
     def _part_head(self, reasoning: bool, part_id: str | UnsetType) -> bytes | None:
         """A delta of the source's own part, open here, when no part of the other kind of this

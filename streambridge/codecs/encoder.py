@@ -562,8 +562,10 @@ class Encoder:
             if not native:
                 self._late_calls.add(event.call_id)  # type: ignore[attr-defined]
             return False
+        if type(event) not in self.late_types:  # (most events: asked first)
+            return False
         payload = payloads[0] if len(payloads) == 1 and not covered else None
-        if type(payload) is not bytes or type(event) not in self.late_types:
+        if type(payload) is not bytes:
             return False
         if event.call_id not in self._late_calls:  # type: ignore[attr-defined]
             return False

@@ -177,7 +177,7 @@ class AgUiEncoder(Encoder):
     def _frame_of(self, head: bytes, members: dict[str, Raw]) -> bytes:
         """``head`` (an object's opening and known members, without its ``}``) with the unknown
         members after them."""
-        return splice_extra(head + b"}", members)
+        return splice_extra(head + b"}", members) if members else head + b"}"
 
     def _carry_only(self, e: Event, parts: list[bytes]) -> None:
         """AG-UI has no place (or no legal place here) for the event: its carrier says it."""
@@ -204,7 +204,7 @@ class AgUiEncoder(Encoder):
 
     def _handle(self, e: Event, parts: list[bytes]) -> None:
         t = type(e)
-        if t in TOOL_EVENTS:
+        if t in TOOL_EVENTS and (self._invented["text"] is not None or self._invented["reasoning"] is not None):
             self._close_invented("text", parts)
             self._close_invented("reasoning", parts)
         super()._handle(e, parts)

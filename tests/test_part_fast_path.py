@@ -15,9 +15,14 @@ from streambridge.events import (
     ReasoningDelta,
     ReasoningStart,
     RunStart,
+    StepFinish,
+    StepStart,
+    Terminal,
     TextDelta,
     TextStart,
     ToolCall,
+    ToolOutput,
+    Usage,
 )
 
 from .corpus import CODECS, canonical, encode, frame_groups, golden
@@ -148,8 +153,9 @@ def test_a_frame_written_otherwise_takes_the_full_way() -> None:
 # -- the encoder's side: a delta of the open part, by its part id ------------------------------
 
 
-def _after(codec: str, events: list[Event]) -> tuple[Encoder, list[bytes]]:
+def _after(codec: str, events: list[Event], fidelity: str = "exact") -> tuple[Encoder, list[bytes]]:
     encoder = get(codec).encoder()
+    encoder.fidelity = fidelity  # type: ignore[assignment]
     parts: list[bytes] = []
     sink = encoder.sink(parts)
     for event in events:
@@ -158,16 +164,22 @@ def _after(codec: str, events: list[Event]) -> tuple[Encoder, list[bytes]]:
 
 
 def _run_both_ways(
-    codec: str, before: list[Event], texts: list[str], *, reasoning: bool = False, part_id: str | None = None
+    codec: str,
+    before: list[Event],
+    texts: list[str],
+    *,
+    reasoning: bool = False,
+    part_id: str | None = None,
+    fidelity: str = "exact",
 ) -> bool:
     """A run of deltas written through the sink's run and as events: the same bytes. Whether
     the run took the fast path (``write_deltas``)."""
     make = ReasoningDelta if reasoning else TextDelta
-    fast, fast_parts = _after(codec, before)
+    fast, fast_parts = _after(codec, before, fidelity)
     taken = fast.write_deltas(fast_parts, list(texts), reasoning, None, *([part_id] if part_id is not None else []))
     if not taken:
         fast.sink(fast_parts).deltas(list(texts), reasoning, None, *([part_id] if part_id is not None else []))
-    slow, slow_parts = _after(codec, before)
+    slow, slow_parts = _after(codec, before, fidelity)
     for text in texts:
         event = make(text=text) if part_id is None else make(text=text, part_id=part_id)
         slow.write_event(event, slow_parts)
@@ -201,13 +213,55 @@ def test_a_delta_of_this_encoders_own_part_is_written_from_its_head(codec: str) 
 def test_a_delta_of_another_part_takes_its_event(codec: str) -> None:
     assert not _run_both_ways(codec, OPEN_TEXT, ["b"], part_id="t1")  # not open: it opens it
     assert not _run_both_ways(codec, OPEN_TEXT, ["b"], reasoning=True, part_id="t0")  # not a reasoning part
-    assert not _run_both_ways(codec, OPEN_TEXT, ["b"])  # no part of the encoder's own is open
+    assert _run_both_ways(codec, OPEN_TEXT, ["b"])  # no part of the encoder's own: the run opens one
     opened = [*OPEN_TEXT, ReasoningStart(part_id="r0"), ReasoningDelta(text="x", part_id="r0")]
     assert _run_both_ways(codec, opened, ["y"], reasoning=True, part_id="r0")
     assert _run_both_ways(codec, opened, ["b"], part_id="t0")
     after_tool = [*OPEN_TEXT, ToolCall(call_id="c", name="n")]
     # ai-sdk: a step to close, its parts forgotten; an AG-UI message stays open across a call
     assert _run_both_ways(codec, after_tool, ["b"], part_id="t0") == (codec == "ag-ui")
+
+
+#: (a run start with nothing to carry: no rider waits after it in either protocol)
+_BEGUN: list[Event] = [RunStart(synthetic=True)]
+_SAID: list[Event] = [*_BEGUN, TextDelta(text="a")]
+_TOOL: list[Event] = [*_SAID, ToolCall(call_id="c", name="n"), ToolOutput(call_id="c")]
+#: before a run of plain deltas with no part of the encoder's own open: (events, reasoning, and
+#: whether ai-sdk and AG-UI write the run as a run)
+_OPENINGS: dict[str, tuple[list[Event], bool, bool, bool]] = {
+    "the stream's first text": (_BEGUN, False, True, True),
+    "the stream's first reasoning": (_BEGUN, True, True, True),
+    "text after reasoning": ([*_BEGUN, ReasoningDelta(text="hm")], False, True, True),
+    "reasoning after text": (_SAID, True, True, True),
+    "a step implied around it": ([*_SAID, StepFinish(synthetic=True), StepStart(synthetic=True)], False, True, True),
+    # ai-sdk: the step whose end came, and the next one, are decided by the delta's event
+    "after a step's end": ([*_TOOL, StepFinish(usage=Usage(input_tokens=1))], False, False, False),
+    "after a step's end, a step implied": (
+        [*_TOOL, StepFinish(usage=Usage(input_tokens=1)), StepStart(synthetic=True)],
+        True,
+        True,
+        False,  # (AG-UI: the step end rides forward on the next frame, the delta's event's)
+    ),
+    "after a real step's start": ([*_SAID, StepFinish(), StepStart()], False, False, False),
+    # ai-sdk: text after a call in a step starts a new step (its event's way)
+    "after a tool call": (_TOOL, False, False, True),
+    "with a rider waiting": ([*_SAID, RunStart(run_id="again")], False, False, False),
+    "after the terminal": ([*_SAID, Terminal()], False, False, False),
+}
+
+
+@pytest.mark.parametrize("fidelity", ["exact", "client"])
+@pytest.mark.parametrize("codec", PART_CODECS)
+@pytest.mark.parametrize("case", list(_OPENINGS))
+def test_a_run_opens_this_encoders_own_part(case: str, codec: str, fidelity: str) -> None:
+    """A run of plain deltas with no part of the encoder's own open writes what its first
+    delta's handler writes before it (the step, the other kind's end, the part's start), then
+    the run, where its state lets it (issue 28: a step's first deltas cost no event); the same
+    bytes either way, taken or not."""
+    before, reasoning, ai_sdk, ag_ui = _OPENINGS[case]
+    taken = _run_both_ways(codec, before, ["a", "b c"], reasoning=reasoning, fidelity=fidelity)
+    if fidelity == "exact":
+        assert taken == (ai_sdk if codec == "ai-sdk" else ag_ui)
 
 
 @pytest.mark.parametrize("codec", PART_CODECS)

@@ -91,6 +91,13 @@ _KIND = {TextDelta: "text", TextStart: "text", TextEnd: "text"}
 _KIND.update({ReasoningDelta: "reasoning", ReasoningStart: "reasoning", ReasoningEnd: "reasoning"})
 _ROLES = {"text": b"assistant", "reasoning": b"reasoning"}
 _TYPES = {"text": b"TEXT_MESSAGE", "reasoning": b"REASONING_MESSAGE"}
+#: per kind, the heads of a message's frames up to its id, and its start's default role, made once
+_HEADS = {
+    (kind, what): b'{"type":"' + _TYPES[kind] + what + b'","messageId":'
+    for kind in _TYPES
+    for what in (b"_START", b"_CONTENT", b"_END")
+}
+_DEFAULT_ROLES = {kind: b',"role":"' + role + b'"}' for kind, role in _ROLES.items()}
 #: outcomes that settle a call's waiting approval or elicitation
 _SETTLES = (ToolApprovalSettled, ToolOutput, ToolError, ToolDenied)
 
@@ -117,7 +124,11 @@ class _Split:
     __slots__ = ("rest", "taken")
 
     def __init__(self, event: Event, *names: str) -> None:
-        rest = dict(event.extra) if event.extra is not UNSET else {}
+        if event.extra is UNSET:  # (nearly every event: nothing to look for)
+            self.taken: dict[str, Raw] = {}
+            self.rest: dict[str, Raw] = {}
+            return
+        rest = dict(event.extra)
         self.taken = {name: rest.pop(kept(name)) for name in names if kept(name) in rest}
         self.rest = rest
 
@@ -166,7 +177,7 @@ class AgUiEncoder(Encoder):
     def _frame_of(self, head: bytes, members: dict[str, Raw]) -> bytes:
         """``head`` (an object's opening and known members, without its ``}``) with the unknown
         members after them."""
-        return splice_extra(head + b"}", members)
+        return splice_extra(head + b"}", members) if members else head + b"}"
 
     def _carry_only(self, e: Event, parts: list[bytes]) -> None:
         """AG-UI has no place (or no legal place here) for the event: its carrier says it."""
@@ -193,7 +204,7 @@ class AgUiEncoder(Encoder):
 
     def _handle(self, e: Event, parts: list[bytes]) -> None:
         t = type(e)
-        if t in TOOL_EVENTS:
+        if t in TOOL_EVENTS and (self._invented["text"] is not None or self._invented["reasoning"] is not None):
             self._close_invented("text", parts)
             self._close_invented("reasoning", parts)
         super()._handle(e, parts)
@@ -235,15 +246,14 @@ class AgUiEncoder(Encoder):
     # -- text and reasoning ---------------------------------------------------------------------
 
     def _start_frame(self, kind: str, message_id: str, role: bytes | None = None) -> bytes:
-        head = b'{"type":"' + _TYPES[kind] + b'_START","messageId":' + json_encode(message_id)
-        return head + b',"role":' + (role or b'"' + _ROLES[kind] + b'"') + b"}"
+        head = _HEADS[kind, b"_START"] + json_encode(message_id)
+        return head + (b',"role":' + role + b"}" if role else _DEFAULT_ROLES[kind])
 
     def _end_frame(self, kind: str, message_id: str) -> bytes:
-        return b'{"type":"' + _TYPES[kind] + b'_END","messageId":' + json_encode(message_id) + b"}"
+        return _HEADS[kind, b"_END"] + json_encode(message_id) + b"}"
 
     def _content_frame(self, kind: str, message_id: str, text: str) -> bytes:
-        head = b'{"type":"' + _TYPES[kind] + b'_CONTENT","messageId":' + json_encode(message_id)
-        return head + b',"delta":' + json_encode(text) + b"}"
+        return _HEADS[kind, b"_CONTENT"] + json_encode(message_id) + b',"delta":' + json_encode(text) + b"}"
 
     def _open_invented(self, kind: str, parts: list[bytes]) -> str:
         part = self._invented[kind]
@@ -279,6 +289,26 @@ class AgUiEncoder(Encoder):
         self._reasoning_head = self._content_head("reasoning", reasoning) if ready and reasoning else b""
         return ready
 
+    def _opened_head(self, parts: list[bytes], reasoning: bool) -> bytes | None:
+        """What :meth:`_delta` writes before a plain delta that opens this encoder's message,
+        where no approval waits: the other kind's end, the message's start."""
+        kind, other = ("reasoning", "text") if reasoning else ("text", "reasoning")
+        if self._waiting or self._invented[kind] is not None:
+            return None
+        if self._invented[other] is not None:
+            self._close_invented(other, parts)
+        # the message's start, and the head of its content, from one encoding of its id
+        part = self._new_invented(kind)
+        quoted = json_encode(part)
+        parts.append(self._emit(_HEADS[kind, b"_START"] + quoted + _DEFAULT_ROLES[kind], ""))
+        head = self._head + _HEADS[kind, b"_CONTENT"] + quoted + b',"delta":'
+        self._heads[kind] = (part, head)
+        # (what _plain_text_ok says now: ready, with this message the one open)
+        self._text_head, self._reasoning_head = (b"", head) if reasoning else (head, b"")
+        self._text_ready = True
+        self._derived_place = None
+        return head
+
     def _part_head(self, reasoning: bool, part_id: str | UnsetType) -> bytes | None:
         """A delta of the source's own message, open here."""
         kind = "reasoning" if reasoning else "text"
@@ -290,8 +320,7 @@ class AgUiEncoder(Encoder):
         made = self._heads.get(kind)
         if made is not None and made[0] == message_id:
             return made[1]
-        head = self._head + b'{"type":"' + _TYPES[kind] + b'_CONTENT","messageId":' + json_encode(message_id)
-        head += b',"delta":'
+        head = self._head + _HEADS[kind, b"_CONTENT"] + json_encode(message_id) + b',"delta":'
         self._heads[kind] = (message_id, head)
         return head
 

@@ -97,6 +97,14 @@ _encode = msgspec.json.Encoder().encode
 #: the end marker the SDK's SSE writer sends when the stream closes
 DONE = b"[DONE]"
 _ERROR_FINISH = b'{"type":"finish","finishReason":"error"}'
+_START_STEP = _encode(StartStepW())
+_FINISH_STEP = _encode(FinishStepW())
+#: ``{"type":"<kind>-<what>","id":`` of every part chunk, made once (frames are built per part)
+_PART_HEADS = {
+    (kind, what): b'{"type":"' + kind.encode() + b"-" + what.encode() + b'","id":'
+    for kind in ("text", "reasoning")
+    for what in ("start", "end", "delta")
+}
 #: events whose data parts are marked ``transient`` (passing UI state, not message content)
 TRANSIENT: frozenset[type[Event]] = frozenset((Status, Title, Queue))
 _OPENS_TOOL = (ToolInputStart, ToolCall)
@@ -270,8 +278,9 @@ class AiSdkEncoder(BracketWriter, Encoder):
                 self._open_step(parts)
             self._close_invented("reasoning" if _KIND[t] == "text" else "text", parts)
         elif t in TOOL_EVENTS:
-            self._close_invented("text", parts)
-            self._close_invented("reasoning", parts)
+            if self._invented["text"] is not None or self._invented["reasoning"] is not None:
+                self._close_invented("text", parts)
+                self._close_invented("reasoning", parts)
             if t in _OPENS_TOOL:
                 self._open_step(parts)
             elif type(e) is ToolApprovalRequest:
@@ -305,11 +314,11 @@ class AiSdkEncoder(BracketWriter, Encoder):
         self._tool_in_step = False
 
     def _write_bracket(self, t: type, e: Event | None, parts: list[bytes], *, implied: bool) -> None:
-        w = StartStepW() if t is StepStart else FinishStepW()
+        chunk, tag = (_START_STEP, "start-step") if t is StepStart else (_FINISH_STEP, "finish-step")
         if e is None:
-            parts.append(self._emit(_encode(w), ""))
+            parts.append(self._emit(chunk, ""))
             return
-        payload, ok = self._chunk(w, e)
+        payload, ok = self._splice(chunk, e, tag)
         payloads: list[Payload] = []
         native = _plain(e) and ok and not implied
         if t is StepFinish:
@@ -332,8 +341,9 @@ class AiSdkEncoder(BracketWriter, Encoder):
 
     def _step_finish(self, e: StepFinish, parts: list[bytes]) -> None:
         """A source's step end, once the event after it is not a failure that ends the stream."""
-        self._close_invented("text", parts)
-        self._close_invented("reasoning", parts)
+        if self._invented["text"] is not None or self._invented["reasoning"] is not None:
+            self._close_invented("text", parts)
+            self._close_invented("reasoning", parts)
         if not self._step_open:
             self._open_step(parts)
         self._set_step(open_=False)
@@ -353,6 +363,40 @@ class AiSdkEncoder(BracketWriter, Encoder):
         self._reasoning_head = self._delta_head("reasoning", reasoning) if ready and reasoning and text is None else b""
         return ready
 
+    def _opened_head(self, parts: list[bytes], reasoning: bool) -> bytes | None:
+        """What :meth:`_prelude` and :meth:`_delta_with` write before a plain delta that opens
+        this encoder's part, where no bracket waits and no tool call is in the step: the step's
+        ``start-step`` (when none is open), the other kind's end, the part's start."""
+        steps = self._steps
+        if self._held_finish is not None or self._tool_in_step or steps.pending or steps.tool_in_step:
+            return None
+        if self._step_open != steps.step_open:
+            return None
+        kind, other = ("reasoning", "text") if reasoning else ("text", "reasoning")
+        invented = self._invented
+        if invented[kind] is not None:
+            return None  # (open, yet no head: the other kind is open too; its delta closes that)
+        opens_step = not self._step_open
+        if opens_step:  # the step it needs, held until the delta decides it (after the other's end)
+            self._set_step(open_=True)
+            self._riders_at_hold = 0
+        if invented[other] is not None:
+            self._close_invented(other, parts)
+        if opens_step:
+            parts.append(self._emit(_START_STEP, ""))
+        steps.follow(ReasoningDelta if reasoning else TextDelta)  # (the state a step-start's leaves too)
+        # the part's start, and the head of its deltas, from one encoding of its id
+        part = self._new_invented(kind)
+        quoted = json_encode(part)
+        parts.append(self._emit(_PART_HEADS[kind, "start"] + quoted + b"}", ""))
+        head = self._head + _PART_HEADS[kind, "delta"] + quoted + b',"delta":'
+        self._heads[kind] = (part, head)
+        # (what _plain_text_ok says now: ready, with this part the one open)
+        self._text_head, self._reasoning_head = (b"", head) if reasoning else (head, b"")
+        self._text_ready = True
+        self._derived_place = None
+        return head
+
     def _part_head(self, reasoning: bool, part_id: str | UnsetType) -> bytes | None:
         """A delta of the source's own part, open here, when no part of the other kind of this
         encoder's is open (the delta would close it)."""
@@ -366,16 +410,15 @@ class AiSdkEncoder(BracketWriter, Encoder):
         made = self._heads.get(kind)
         if made is not None and made[0] == part_id:
             return made[1]
-        head = self._head + b'{"type":"' + kind.encode() + b'-delta","id":' + json_encode(part_id) + b',"delta":'
+        head = self._head + _PART_HEADS[kind, "delta"] + json_encode(part_id) + b',"delta":'
         self._heads[kind] = (part_id, head)
         return head
 
     def _part(self, kind: str, what: str, part_id: str) -> bytes:
-        return b'{"type":"' + kind.encode() + b"-" + what.encode() + b'","id":' + json_encode(part_id) + b"}"
+        return _PART_HEADS[kind, what] + json_encode(part_id) + b"}"
 
     def _delta_chunk(self, kind: str, part_id: str, text: str) -> bytes:
-        head = b'{"type":"' + kind.encode() + b'-delta","id":' + json_encode(part_id)
-        return head + b',"delta":' + json_encode(text) + b"}"
+        return _PART_HEADS[kind, "delta"] + json_encode(part_id) + b',"delta":' + json_encode(text) + b"}"
 
     def _open_invented(self, kind: str, parts: list[bytes]) -> str:
         part = self._invented[kind]
@@ -399,7 +442,10 @@ class AiSdkEncoder(BracketWriter, Encoder):
     def _close_real(self) -> list[Payload]:
         """The ends of the source's parts still open (frames for the event that closes them)."""
         ends: list[Payload] = []
-        for kind, open_ids in self._real.items():
+        real = self._real
+        if not real["text"] and not real["reasoning"]:  # (the most frequent: none, or invented ones)
+            return ends
+        for kind, open_ids in real.items():
             ends.extend(self._part(kind, "end", part) for part in open_ids)
             open_ids.clear()
         return ends
@@ -689,10 +735,10 @@ class AiSdkEncoder(BracketWriter, Encoder):
         self._set_step(open_=False)
         self._put(parts, e, frames, True, lead)
 
-    def write_event(self, event: Event, parts: list[bytes]) -> None:
-        if type(event) is Terminal and self._whole_text and not self._terminated:
+    def _cared(self, event: Event, parts: list[bytes]) -> Event:
+        if type(event) is Terminal and self._whole_text:
             self._reader(Terminal, parts)  # held brackets go before an answer that came whole
-        super().write_event(event, parts)
+        return super()._cared(event, parts)
 
 
 def _str(raw: Raw) -> str | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from .browser_support import browser  # noqa: F401 - a fixture for every test module
@@ -12,6 +14,23 @@ from .redis_support import redis_server  # noqa: F401 - a fixture for every test
 @pytest.fixture(params=SCENARIOS)
 def scenario(request: pytest.FixtureRequest) -> str:
     return request.param
+
+
+def _compile_the_package(config: pytest.Config) -> None:
+    """Byte-compile streambridge once, before the workers start: the many ``python -m
+    streambridge`` subprocesses of the CLI tests then load it compiled, even where
+    ``PYTHONDONTWRITEBYTECODE`` is set (CI's environment sets it, so each subprocess compiled
+    every module it imported again). A read-only install is left as it is."""
+    if hasattr(config, "workerinput"):
+        return  # (the controller compiled it)
+    import compileall
+    from pathlib import Path
+
+    import streambridge
+
+    for root in streambridge.__path__:
+        if os.access(root, os.W_OK):
+            compileall.compile_dir(Path(root), quiet=2)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -27,8 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # database through a settings chain that grows with each parametrized case, overflowing the
     # stack after ~950 cases of one test. An in-memory database keeps nothing between runs.
     settings.register_profile("ci", database=InMemoryExampleDatabase())
-    import os
-
+    _compile_the_package(config)
     if os.environ.get("HYPOTHESIS_PROFILE") == "deep":
         settings.load_profile("deep")
     elif os.environ.get("CI") == "true":

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import sys
 import types
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
+
+from .lazy import lazy_names
 
 if TYPE_CHECKING:
     from . import codecs, events
@@ -28,14 +29,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    where = _LAZY.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = import_module(where, __name__)
-    value = module if where == f".{name}" else getattr(module, name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY, globals())
 
 
 def __dir__() -> list[str]:

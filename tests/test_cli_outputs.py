@@ -107,18 +107,23 @@ def test_dev_stdout_goes_to_stdout(tmp_path: Path) -> None:
     assert os.path.islink("/dev/stdout")
 
 
+def convert_to_dev_stdout(stdout: object) -> subprocess.CompletedProcess[bytes]:
+    """``convert -o /dev/stdout`` with the command's standard output on ``stdout`` (a file)."""
+    return subprocess.run(
+        [sys.executable, "-m", "streambridge", "convert", SOURCE, "--to", "oma", "-o", "/dev/stdout"],
+        env=env(),
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        timeout=60,
+        check=False,
+    )
+
+
 def test_dev_stdout_redirected_to_a_file_fills_that_file(tmp_path: Path) -> None:
     out = tmp_path / "out.ndjson"
     with open(out, "wb") as file:
-        done = subprocess.run(
-            [sys.executable, "-m", "streambridge", "convert", SOURCE, "--to", "oma", "-o", "/dev/stdout"],
-            env=env(),
-            stdin=subprocess.DEVNULL,
-            stdout=file,
-            stderr=subprocess.PIPE,
-            timeout=60,
-            check=False,
-        )
+        done = convert_to_dev_stdout(file)
     assert done.returncode == 0, done.stderr
     assert out.read_bytes() == _expected()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.ndjson"]
@@ -128,14 +133,6 @@ def test_dev_stdout_appended_to_a_file_keeps_what_was_there(tmp_path: Path) -> N
     out = tmp_path / "log.ndjson"
     out.write_bytes(b"before\n")
     with open(out, "ab") as file:
-        done = subprocess.run(
-            [sys.executable, "-m", "streambridge", "convert", SOURCE, "--to", "oma", "-o", "/dev/stdout"],
-            env=env(),
-            stdin=subprocess.DEVNULL,
-            stdout=file,
-            stderr=subprocess.PIPE,
-            timeout=60,
-            check=False,
-        )
+        done = convert_to_dev_stdout(file)
     assert done.returncode == 0, done.stderr
     assert out.read_bytes() == b"before\n" + _expected()

@@ -10,8 +10,9 @@ not import the server and aiohttp.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_names
 
 if TYPE_CHECKING:
     from .config import Config, ConfigError, Route, build_config
@@ -19,20 +20,14 @@ if TYPE_CHECKING:
 
 __all__ = ["Config", "ConfigError", "Route", "build_config", "create_app", "run_app"]
 
+#: each public name and the module it comes from
 _HOME = {
-    "Config": "config",
-    "ConfigError": "config",
-    "Route": "config",
-    "build_config": "config",
-    "create_app": "server",
-    "run_app": "server",
+    "Config": ".config",
+    "ConfigError": ".config",
+    "Route": ".config",
+    "build_config": ".config",
+    "create_app": ".server",
+    "run_app": ".server",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _HOME, globals())

@@ -6,6 +6,7 @@ the same absence fails it, so CI can never pass by skipping.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -45,10 +46,14 @@ def conformance_node(client: str) -> str:
     node = require("node", f"the conformance test runs {client} on Node.js")
     npm = require("npm", f"the conformance test installs {client} with npm")
     packages = json.loads((CONFORMANCE / "package.json").read_text())["dependencies"]
-    if not all((CONFORMANCE / "node_modules" / name / "package.json").is_file() for name in packages):
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"], cwd=CONFORMANCE, capture_output=True, text=True, timeout=300
-        )
-        if done.returncode != 0:
-            pytest.fail(f"npm ci failed in {CONFORMANCE}:\n{done.stdout}\n{done.stderr}", pytrace=False)
+    # one install at a time: the xdist workers of a fresh checkout reach here together, and two
+    # ``npm ci`` in one directory break each other (ENOTDIR); the second finds the first's
+    with open(CONFORMANCE / ".npm-ci.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not all((CONFORMANCE / "node_modules" / name / "package.json").is_file() for name in packages):
+            done = subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund"], cwd=CONFORMANCE, capture_output=True, text=True, timeout=300
+            )
+            if done.returncode != 0:
+                pytest.fail(f"npm ci failed in {CONFORMANCE}:\n{done.stdout}\n{done.stderr}", pytrace=False)
     return node

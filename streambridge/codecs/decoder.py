@@ -587,20 +587,11 @@ class Decoder:
         """Whether a frame's event waits for the next frame, which may say it late."""
         return type(event) in self.late_types and event.call_id in self._late_calls  # type: ignore[attr-defined]
 
-    def _holds_late(self, events: list[Event]) -> bool:
-        """Whether this frame is a bare one whose event may be said late (see codecs/riding.py)."""
-        return (
-            len(events) == 1
-            and not self._from_carrier
-            and not self._cover_next
-            and self._late is None
-            and self._holds_late_event(events[0])
-        )
-
     def _held_late(self, events: list[Event], out: EventSink) -> bool:
-        """Hold a bare frame's event that may be said late; let the held ones out (replaced
-        by what this frame says of them) at any other frame."""
-        if self._holds_late(events):
+        """Hold a bare frame's event that may be said late (see codecs/riding.py: a frame a
+        carrier came with is never bare); let the held ones out (replaced by what this frame
+        says of them) at any other frame."""
+        if len(events) == 1 and not self._from_carrier and self._holds_late_event(events[0]):
             self._late_held.append(events[0])
             self._parser.on_plain = None  # (the frames after it go the full way)
             return True

@@ -586,23 +586,23 @@ class Encoder:
     def _late_on(self, payload: bytes, name: str, event_id: str) -> bytes:
         """The next frame after bare frames that ride late: their entries in its slot, else
         in a frame of their own before it (and before the held brackets that go first)."""
+        members = self._taken_late()
         slot = self.ride_slot
-        if slot is not None and not name and not self._passed and self._has_slot(payload):
-            entries = self._late
-            if any(entry != b"null" for entry in entries):
-                carrying = ride_more(payload, late_members(entries), slot)
-                if carrying is not None:
-                    self._late = []
-                    return self._emit(carrying, name, event_id)
-        return self._late_frame() + self._emit(payload, name, event_id)
+        if members and slot is not None and not name and not self._passed and self._has_slot(payload):
+            carrying = ride_more(payload, members, slot)
+            if carrying is not None:
+                return self._emit(carrying, name, event_id)
+        return self._late_frame(members) + self._emit(payload, name, event_id)
 
-    def _late_frame(self) -> bytes:
-        """The late entries in a frame of their own; nothing when every one is null (the
+    def _taken_late(self) -> bytes:
+        """The late entries as a carrier's members, taken; nothing when every one is null (the
         decoder lets out as read the events it holds)."""
         entries, self._late = self._late, []
-        if all(entry == b"null" for entry in entries):
-            return b""
-        return self._frame(self._late_payload(late_members(entries)), "", "")
+        return late_members(entries) if any(entry != b"null" for entry in entries) else b""
+
+    def _late_frame(self, members: bytes) -> bytes:
+        """Late entries in a frame of their own (none for no members)."""
+        return self._frame(self._late_payload(members), "", "") if members else b""
 
     def _late_payload(self, members: bytes) -> bytes:
         """A frame of its own saying late entries (only a protocol with :attr:`late_types`)."""
@@ -660,7 +660,7 @@ class Encoder:
         assert slot is not None  # (only a protocol with a slot keeps riders)
         if not name and not event_id and rides_on(payload, slot) and self._has_slot(payload):
             return self._emit(ride(payload, self._rider_members(), slot), name, event_id)
-        late = self._late_frame() if self._late else b""  # (before the riders' frames)
+        late = self._late_frame(self._taken_late())  # (before the riders' frames)
         riders, self._riders = self._riders, []
         passed, self._passed = self._passed, b""  # (after the riders that passed them)
         ahead, self._ahead = self._ahead, 0
@@ -741,10 +741,9 @@ class Encoder:
         late = bool(self._late) and not self._riders and not self._passed  # (else those frames go first)
         if template is None or event != template or late:
             body = carrier_body(event, covers, keep_id=not line_id, whole=whole)
-            if late:  # (the entries of the bare frames before it)
-                entries, self._late = self._late, []
-                if any(entry != b"null" for entry in entries):
-                    body += b"," + late_members(entries)
+            members = self._taken_late() if late else b""  # (the entries of the bare frames before it)
+            if members:
+                body += b"," + members
             return self._emit(self._carrier_payload(event, carrier_name(event), body), "", line_id)
         key = (type(event), event.synthetic, covers)
         payload = self._bare_carriers.get(key)

@@ -18,7 +18,7 @@ frame that has the slot, or in the next carrier, in a ``late`` list with one ent
 frame (``null`` where the frame said its event whole). A decoder holds those bare frames' events
 until the next frame: then each is replaced by its entry, or let out as read. Only frames of a
 tool call whose start came with a carrier ride late (both sides know which), so a native
-producer's stream is never held (see ``Encoder._put_late`` and ``Decoder._holds_late``)."""
+producer's stream is never held (see ``Encoder._put_late`` and ``Decoder._held_late``)."""
 
 from __future__ import annotations
 
